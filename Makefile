@@ -1,0 +1,41 @@
+# The two commands of the quick start: `make course` and `make test`.
+# Each creates .venv when it is missing and installs the project into it.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# nbgrader runs alembic (and jupyter) as subprocesses: the venv's bin/ must be on PATH.
+export PATH := $(abspath $(BIN)):$(PATH)
+# Plots render to files, never to a screen.
+export MPLBACKEND := Agg
+
+.PHONY: course test release check lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall when the dependencies change.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+course: $(VENV)/.installed  ## release every assignment, prove its tests, print the table
+	$(BIN)/python -m autograder release
+	$(BIN)/python -m autograder check
+
+test: $(VENV)/.installed  ## unit tests, pipeline gates, lecture notebooks, ruff
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+release: $(VENV)/.installed
+	$(BIN)/python -m autograder release
+
+check: $(VENV)/.installed
+	$(BIN)/python -m autograder check
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf build

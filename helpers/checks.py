@@ -1,0 +1,221 @@
+"""Student-facing checks: each one passes quietly or fails with a message that teaches.
+
+A failure says what was checked, what was expected, what came back and, where we can
+tell, the likely mistake. Every check raises `CheckFailed` (an `AssertionError`), so a
+test cell that fails scores 0 under nbgrader and shows the message in the feedback.
+
+Typical use in a test cell::
+
+    check_shape(grad_w1, (1000, 100), "grad_w1")
+    check_close(grad_w1, expected_w1, "grad_w1", hint="did you multiply by the ReLU mask?")
+    passed("mlp_backward")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+# Relative error below which two float64 gradients are taken to agree (cs231n's rule of thumb:
+# about 1e-7 or less is right, 1e-2 or more is wrong).
+GRAD_REL_TOL = 1e-6
+
+
+class CheckFailed(AssertionError):
+    """A check did not hold; the message is written for the student."""
+
+
+def _fail(message: str, hint: str | None = None) -> None:
+    if hint:
+        message = f"{message}\nHint: {hint}"
+    raise CheckFailed(message)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"torch.Tensor of shape {tuple(value.shape)}, dtype {value.dtype}"
+    if isinstance(value, np.ndarray):
+        return f"numpy array of shape {value.shape}, dtype {value.dtype}"
+    return f"{type(value).__name__} {value!r}"[:200]
+
+
+def _as_float64(value: Any, name: str) -> np.ndarray:
+    """A float64 NumPy copy of a tensor, array or number; fails on anything else."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().to(torch.float64).numpy()
+    if isinstance(value, (np.ndarray, np.generic, int, float)) and not isinstance(value, bool):
+        array = np.asarray(value)
+        if array.dtype == object or not np.issubdtype(array.dtype, np.number):
+            _fail(f"{name} should hold numbers, but it is {_describe(value)}.")
+        return array.astype(np.float64)
+    if isinstance(value, (list, tuple)):
+        try:
+            return np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    _fail(f"{name} should be an array or a tensor of numbers, but it is {_describe(value)}.")
+    raise AssertionError("unreachable")
+
+
+def relative_error_of(actual: Any, expected: Any) -> float:
+    """max |a - e| / max(1e-8, |a| + |e|), elementwise: 0 for equal arrays, about 1 for unrelated."""
+    a = _as_float64(actual, "actual")
+    e = _as_float64(expected, "expected")
+    if a.size == 0:
+        return 0.0
+    return float(np.max(np.abs(a - e) / np.maximum(1e-8, np.abs(a) + np.abs(e))))
+
+
+def check_type(value: Any, types: type | tuple[type, ...], name: str, hint: str | None = None) -> None:
+    """`value` is an instance of `types` (bool is not taken for a number)."""
+    types = types if isinstance(types, tuple) else (types,)
+    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+    if not ok:
+        wanted = " or ".join(t.__name__ for t in types)
+        _fail(f"{name} should be a {wanted}, but it is {_describe(value)}.", hint)
+
+
+def check_shape(value: Any, expected_shape: Sequence[int], name: str, hint: str | None = None) -> None:
+    """`value` (array or tensor) has exactly `expected_shape`; a reversed shape suggests a transpose."""
+    if not isinstance(value, (np.ndarray, torch.Tensor)):
+        _fail(f"{name} should be an array or a tensor of shape {tuple(expected_shape)}, "
+              f"but it is {_describe(value)}.", hint)
+    shape = tuple(value.shape)
+    expected_shape = tuple(expected_shape)
+    if shape == expected_shape:
+        return
+    message = f"{name} has shape {shape}; expected {expected_shape}."
+    if len(shape) == 2 and shape == expected_shape[::-1]:
+        hint = hint or "the shape is the transpose of the expected one - did you forget a transpose?"
+    elif np.prod(shape, dtype=np.int64) == np.prod(expected_shape, dtype=np.int64):
+        hint = hint or "same number of elements, different layout - check the order of a matmul or a reshape."
+    _fail(message, hint)
+
+
+def check_close(actual: Any, expected: Any, name: str, rtol: float = 1e-5, atol: float = 1e-8,
+                hint: str | None = None) -> None:
+    """`actual` equals `expected` elementwise within |a - e| <= atol + rtol * |e| (and has its shape)."""
+    if isinstance(expected, (np.ndarray, torch.Tensor)):
+        check_shape(actual, tuple(expected.shape), name, None)
+    a = _as_float64(actual, name)
+    e = _as_float64(expected, "expected")
+    if a.shape != e.shape:
+        _fail(f"{name} has shape {a.shape}; expected {e.shape}.", hint)
+    if not np.all(np.isfinite(a)):
+        _fail(f"{name} contains NaN or infinity.",
+              hint or "look for a division by zero, an overflow, or a learning rate that is too large.")
+    close = np.abs(a - e) <= atol + rtol * np.abs(e)
+    if np.all(close):
+        return
+    bad = np.argwhere(~close.reshape(a.shape) if a.shape else ~close)
+    where = tuple(int(i) for i in bad[0]) if a.ndim else ()
+    first = f" First mismatch at index {where}: got {a[where]:.6g}, expected {e[where]:.6g}." if a.ndim else \
+        f" Got {float(a):.6g}, expected {float(e):.6g}."
+    _fail(f"{name} does not match the expected values: {int((~close).sum())} of {close.size} "
+          f"elements differ beyond rtol={rtol:g}, atol={atol:g}.{first}", hint)
+
+
+def check_relative_error(actual: Any, expected: Any, name: str, tol: float = GRAD_REL_TOL,
+                         hint: str | None = None) -> None:
+    """The relative error between `actual` and `expected` (see `relative_error_of`) is below `tol`."""
+    if isinstance(expected, (np.ndarray, torch.Tensor)):
+        check_shape(actual, tuple(expected.shape), name, None)
+    error = relative_error_of(actual, expected)
+    if not np.isfinite(error) or error > tol:
+        _fail(f"{name}: relative error {error:.2e} against the expected values; it must be below "
+              f"{tol:.0e}. (About 1e-7 or less means right; 1e-2 or more means a real mistake.)", hint)
+
+
+def check_equal(actual: Any, expected: Any, name: str, hint: str | None = None) -> None:
+    """`actual == expected` for plain values (numbers, strings, booleans, lists of them)."""
+    plain = (bool, int, float, str, type(None), list, tuple, dict, set, frozenset)
+    if type(actual) not in plain or type(actual) is not type(expected):
+        _fail(f"{name} should be the {type(expected).__name__} {expected!r}, but it is {_describe(actual)}.",
+              hint)
+    if actual != expected:
+        _fail(f"{name} is {actual!r}; expected {expected!r}.", hint)
+
+
+def check_true(condition: Any, message: str, hint: str | None = None) -> None:
+    """`condition` is the boolean True; otherwise fail with `message`."""
+    if condition is not True and not (isinstance(condition, (np.bool_, torch.Tensor)) and bool(condition)):
+        _fail(message, hint)
+
+
+def check_gradients_match_autograd(
+    loss_fn: Callable[..., torch.Tensor],
+    inputs: dict[str, Any],
+    grads: dict[str, Any],
+    tol: float = GRAD_REL_TOL,
+    hints: dict[str, str] | None = None,
+) -> None:
+    """Gradients the student computed equal those `torch.autograd` finds for `loss_fn(**inputs)`.
+
+    `inputs` maps names to arrays or tensors (copied to float64 leaves that require grad);
+    `grads` maps some of those names to the student's gradients.
+    """
+    leaves = {k: torch.tensor(_as_float64(v, k), requires_grad=k in grads) for k, v in inputs.items()}
+    loss = loss_fn(**leaves)
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        raise TypeError("check_gradients_match_autograd: loss_fn must return a scalar tensor")
+    loss.backward()
+    for name, grad in grads.items():
+        expected = leaves[name].grad
+        check_relative_error(grad, expected, f"gradient of the loss with respect to {name}", tol,
+                             (hints or {}).get(name))
+
+
+def check_gradcheck(function: Callable[..., torch.Tensor], inputs: Iterable[torch.Tensor], name: str,
+                    hint: str | None = None) -> None:
+    """`torch.autograd.gradcheck` passes in float64: the backward agrees with finite differences."""
+    inputs = tuple(inputs)
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64:
+            raise TypeError("check_gradcheck needs float64 inputs; finite differences in float32 are too noisy")
+    try:
+        ok = torch.autograd.gradcheck(function, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True)
+    except Exception as error:  # gradcheck raises GradcheckError (a RuntimeError) with the two Jacobians
+        text = str(error).strip().splitlines()
+        _fail(f"{name}: gradcheck failed, so backward does not compute the derivative of forward.\n"
+              + "\n".join(text[:12]), hint)
+    else:
+        check_true(ok, f"{name}: gradcheck did not pass.", hint)
+
+
+def check_no_grad_left(tensors: dict[str, torch.Tensor], hint: str | None = None) -> None:
+    """None of the named leaf tensors carries an accumulated `.grad`."""
+    for name, t in tensors.items():
+        if t.grad is not None and bool(torch.any(t.grad != 0)):
+            _fail(f"{name}.grad is not empty after your function returned: gradients accumulate across "
+                  "backward() calls, so the next caller would get the sum of old and new gradients.",
+                  hint or "zero the gradients (t.grad = None or t.grad.zero_()) once you have read them.")
+
+
+# --- progress for the student -------------------------------------------------------------------
+
+_passed: dict[str, bool] = {}
+
+
+def passed(exercise: str) -> None:
+    """Record and announce that the visible checks of `exercise` passed (the last line of a test cell)."""
+    _passed[exercise] = True
+    print(f"\u2714 {exercise}: the visible checks pass.")
+
+
+def summary(points: dict[str, float]) -> dict[str, bool]:
+    """Print, exercise by exercise, whether its visible checks passed in this session; returns that map.
+
+    Hidden tests run only when the notebook is graded, so full marks here are necessary, not sufficient.
+    """
+    results = {name: _passed.get(name, False) for name in points}
+    width = max(len(name) for name in points)
+    done = sum(points[name] for name, ok in results.items() if ok)
+    for name, ok in results.items():
+        mark = "\u2714 passed " if ok else "\u2718 not yet"
+        print(f"  {name:<{width}}  {mark}  ({points[name]:g} points at stake)")
+    print(f"Visible checks passed for {sum(results.values())} of {len(results)} exercises "
+          f"({done:g} of {sum(points.values()):g} points at stake).")
+    return results

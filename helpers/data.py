@@ -1,0 +1,39 @@
+"""Seeded data that needs no download: the lectures' random regression problem and small real datasets."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# The lectures' running example: a two-layer ReLU net on random data.
+N, D_IN, H, D_OUT = 64, 1000, 100, 10
+
+
+def mlp_problem(seed: int = 0, n: int = N, d_in: int = D_IN, h: int = H, d_out: int = D_OUT,
+                dtype: type = np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Random inputs, targets and initial weights of the lectures' two-layer net.
+
+    Returns x: (n, d_in), y: (n, d_out), w1: (d_in, h), w2: (h, d_out), all standard normal.
+    The same seed always gives the same arrays, so NumPy (01) and PyTorch (02) can start from
+    exactly the same point.
+    """
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, d_in)).astype(dtype)
+    y = rng.standard_normal((n, d_out)).astype(dtype)
+    w1 = rng.standard_normal((d_in, h)).astype(dtype)
+    w2 = rng.standard_normal((h, d_out)).astype(dtype)
+    return x, y, w1, w2
+
+
+def digits(normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's bundled 8x8 handwritten digits (1797 images, no download).
+
+    Returns x: (1797, 64) float32 in [0, 1] when `normalize`, else the raw 0..16 values,
+    and y: (1797,) int64 labels 0..9.
+    """
+    from sklearn.datasets import load_digits
+
+    bunch = load_digits()
+    x = bunch.data.astype(np.float32)
+    if normalize:
+        x /= 16.0
+    return x, bunch.target.astype(np.int64)
