@@ -1,0 +1,132 @@
+"""The student's side: a release notebook alone, in an environment with only what a student has.
+
+The environment is a fresh venv holding the student wheel (helpers without the answers) and
+ipykernel: no nbgrader, no repository on the path. Each release notebook is copied alone into an
+empty folder and run with nbclient twice: untouched, every visible test fails with a message
+that teaches (not a NameError or an import error); with the solutions filled in from `source/`,
+every cell runs and every visible test passes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from autograder.wheel import build_student_wheel
+
+ROOT = Path(__file__).resolve().parent.parent
+RELEASES = sorted((ROOT / "release").glob("*/*.ipynb"))
+KERNEL = "course-student"
+# Errors that mean the notebook is broken for a student, not that an exercise is unsolved.
+BROKEN = {"NameError", "ModuleNotFoundError", "ImportError", "SyntaxError", "IndentationError"}
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def student_kernel(tmp_path_factory) -> dict[str, str]:
+    """A kernel running in a venv with only the student wheel; returns the env that finds it."""
+    base = tmp_path_factory.mktemp("student")
+    wheel = build_student_wheel(base / "dist")
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    str(wheel), "ipykernel"], check=True)
+    probe = subprocess.run(
+        [str(python), "-c", "import importlib.util as u; print(u.find_spec('nbgrader') is None, "
+         "u.find_spec('helpers.reference') is None, u.find_spec('autograder') is None)"],
+        capture_output=True, text=True, check=True, cwd=base)
+    assert probe.stdout.split() == ["True", "True", "True"], "the student environment must hold no grading code"
+    spec_dir = base / "jupyter" / "kernels" / KERNEL
+    spec_dir.mkdir(parents=True)
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Student", "language": "python",
+        "env": {"PYTHONPATH": "", "MPLBACKEND": "module://matplotlib_inline.backend_inline"},
+    }))
+    return {"JUPYTER_PATH": str(base / "jupyter")}
+
+
+def _run(nb, folder: Path, env: dict[str, str], allow_errors: bool) -> None:
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        NotebookClient(nb, timeout=120, kernel_name=KERNEL, allow_errors=allow_errors,
+                       resources={"metadata": {"path": str(folder)}}).execute()
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _grade_id(cell) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def _is_visible_test(cell) -> bool:
+    """A graded test cell a student sees run (hidden-test cells hold only a docstring in the release)."""
+    meta = cell.metadata.get("nbgrader", {})
+    return (cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+            and not meta.get("grade_id", "").endswith("_hidden"))
+
+
+def _errors(cell) -> list[dict]:
+    return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+
+
+@pytest.mark.parametrize("path", RELEASES, ids=[p.parent.name for p in RELEASES])
+def test_untouched_release_fails_every_visible_test_with_a_teaching_message(path, student_kernel, tmp_path):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    nb = nbformat.read(path, as_version=4)
+    nbformat.write(nb, folder / path.name)
+    _run(nb, folder, student_kernel, allow_errors=True)
+    setup = next(c for c in nb.cells if c.cell_type == "code")
+    assert not _errors(setup), f"the setup cell fails for a student: {_errors(setup)}"
+    tests = [c for c in nb.cells if _is_visible_test(c)]
+    assert tests, "a release notebook without test cells"
+    for cell in tests:
+        errors = _errors(cell)
+        assert errors, f"{_grade_id(cell)} passes on the untouched notebook: it tests nothing"
+        assert errors[0]["ename"] not in BROKEN, (
+            f"{_grade_id(cell)} fails with {errors[0]['ename']}: {errors[0]['evalue']} - a student "
+            "who has not started should see what to do, not a broken notebook")
+
+
+@pytest.mark.parametrize("path", RELEASES, ids=[p.parent.name for p in RELEASES])
+def test_release_with_solutions_filled_in_passes_every_visible_test(path, student_kernel, tmp_path):
+    source = nbformat.read(ROOT / "source" / path.parent.name / path.name, as_version=4)
+    solutions = {_grade_id(c): c.source for c in source.cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = solutions[_grade_id(cell)]
+    folder = tmp_path / "work"
+    folder.mkdir()
+    nbformat.write(nb, folder / path.name)
+    try:
+        _run(nb, folder, student_kernel, allow_errors=False)
+    except CellExecutionError as error:
+        pytest.fail(f"{path.name} with the solutions filled in fails for a student:\n{str(error)[-2000:]}")
+    for cell in nb.cells:
+        if _is_visible_test(cell):
+            assert "\u2714" in _text(cell), f"{_grade_id(cell)} printed no success line"
+    summary = _text([c for c in nb.cells if c.cell_type == "code"][-1])
+    assert "Visible checks passed" in summary, "the last cell should sum up the visible checks"
+    assert "not yet" not in summary, f"the summary still lists unsolved exercises:\n{summary}"
+
+
+def _text(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []))
