@@ -1,0 +1,56 @@
+"""`python -m autograder {release,check,grade,wheel}`: the instructor's pipeline on nbgrader."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from autograder import check, grade, release, wheel
+from autograder.layout import ROOT_ENV, Course, CourseError, default_root
+
+COMMANDS = {
+    "release": (release, "generate release/ from source/ with nbgrader (and normalize both)"),
+    "check": (check, "prove every assignment's tests: solution, release, mutants; print the table"),
+    "grade": (grade, "autograde a folder of submissions into grades.csv and feedback HTML"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--root", type=Path, default=argparse.SUPPRESS,
+                        help=f"course folder holding source/ and release/ (default: ${ROOT_ENV}, "
+                             "else this checkout)")
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
+                                     parents=[common])
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module, summary) in COMMANDS.items():
+        sub = commands.add_parser(name, parents=[common], help=summary, description=module.__doc__,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.configure(sub)
+    commands.add_parser("wheel", add_help=False, help=wheel.__doc__.splitlines()[0].split(": ", 1)[1])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["wheel"]:  # wheel.py has its own arguments
+        return wheel.main(argv[1:])
+    args = build_parser().parse_args(argv)
+    root = (getattr(args, "root", None) or default_root()).resolve()
+    if not (root / "source").is_dir():
+        print(f"autograder: {root} has no source/ folder; pass --root or set {ROOT_ENV}",
+              file=sys.stderr)
+        return 2
+    os.environ.setdefault("MPLBACKEND", "Agg")  # kernels draw into files, never onto a screen
+    module, _ = COMMANDS[args.command]
+    try:
+        return module.run(args, Course(root))
+    except CourseError as error:
+        print(f"autograder {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

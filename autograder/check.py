@@ -1,0 +1,312 @@
+"""`python -m autograder check [ASSIGNMENT...] [--jobs N]`: prove each assignment's tests.
+
+Gates, per assignment (DESIGN.md, "The flow"):
+  solution      the source notebook, graded as a submission, scores full marks;
+  release       the untouched release notebook scores 0 on every test cell;
+  mutants       every mutant in tests/mutants/<assignment>/ loses points on each test it names;
+  mutant count  at least MIN_MUTANTS mutants;
+  release sync  release/ is what nbgrader generates from source/ today;
+  no leaks      release/ holds no solution line and no hidden test line.
+Solution, release and mutants are submissions to the engine that `grade` uses. A mutant is
+graded on the source notebook cut after the last test it names: later cells cannot change
+those tests' scores.
+
+Prints one table, writes the same to build/course-report.json, exits 1 when a gate fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from autograder.engine import (
+    GenerationError,
+    GradeJob,
+    GradeResult,
+    Template,
+    build_template,
+    default_jobs,
+    run_jobs,
+)
+from autograder.layout import Course
+from autograder.mutants import Mutant, MutantError, apply_mutant, parse_mutant
+from autograder.notebooks import (
+    dumps,
+    find_leaks,
+    normalize,
+    notebook_text_lines,
+    read_notebook,
+    write_notebook,
+)
+
+MIN_MUTANTS = 4
+REPORT_NAME = "course-report.json"
+# Keys every report object has (DESIGN.md); the rest are extras for people and tests.
+REPORT_KEYS = ("assignment", "max_score", "solution_score", "release_score", "mutants_caught",
+               "mutants_total", "seconds")
+
+
+@dataclass
+class AssignmentReport:
+    assignment: str
+    max_score: float
+    solution_score: float | None
+    release_score: float | None
+    mutants_caught: int
+    mutants_total: int
+    seconds: float
+    tests: int = 0
+    solution_seconds: float | None = None
+    failures: list[str] = field(default_factory=list)
+    runs: list[dict] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+@dataclass
+class Plan:
+    """The runs one assignment needs, and what is wrong before any run."""
+
+    assignment: str
+    jobs: list[GradeJob]
+    mutants: dict[str, Mutant]  # job label -> mutant
+    mutants_total: int
+    problems: list[str]
+
+
+def _cells(result: GradeResult, names, lost: bool) -> list[str]:
+    """'test_x 0/2 (CheckFailed: ...)' for each named cell that lost points (lost) or earned some."""
+    out = []
+    for gid, cell in result.cells.items():
+        if gid in names and (cell["score"] < cell["max_score"]) == lost and (lost or cell["score"] > 0):
+            error = f" ({cell['error']})" if cell.get("error") else ""
+            out.append(f"{gid} {cell['score']:g}/{cell['max_score']:g}{error}")
+    return out
+
+
+def plan_assignment(course: Course, template: Template, assignment: str, scratch: Path,
+                    timeout: int | None) -> Plan:
+    source_nb = read_notebook(template.source_notebook(assignment))
+    common = dict(assignment=assignment, template_dir=template.dir,
+                  work_dir=course.build_dir / "work", timeout=timeout)
+    jobs = [GradeJob(student_id="solution", notebook=template.source_notebook(assignment),
+                     label="solution", **common)]
+    problems = []
+    release_nb = course.release_notebook(assignment)
+    if release_nb.is_file():
+        jobs.append(GradeJob(student_id="release", notebook=release_nb, label="release", **common))
+    else:
+        problems.append(f"gate 'release': {release_nb.relative_to(course.root)} is missing; "
+                        "run `python -m autograder release`")
+    folder = course.mutants_dir / assignment
+    paths = sorted(p for p in folder.glob("*.py") if p.name != "__init__.py") if folder.is_dir() else []
+    mutants = {}
+    for path in paths:
+        try:
+            mutant = parse_mutant(path)
+            mutated = apply_mutant(source_nb, mutant)
+        except MutantError as error:
+            problems.append(f"gate 'mutants': {error}")
+            continue
+        notebook = scratch / assignment / f"{mutant.name}.ipynb"
+        write_notebook(mutated, notebook)
+        label = f"mutant:{mutant.name}"
+        mutants[label] = mutant
+        jobs.append(GradeJob(student_id=f"mutant-{mutant.name}", notebook=notebook, label=label,
+                             restore_missing_cells=False, **common))
+    if len(paths) < MIN_MUTANTS:
+        problems.append(f"gate 'mutant count': {len(paths)} mutant(s) in "
+                        f"{folder.relative_to(course.root)}/, at least {MIN_MUTANTS} needed "
+                        "(docs/authoring.md, 'Mutants')")
+    return Plan(assignment, jobs, mutants, len(paths), problems)
+
+
+def _files(root: Path) -> set[Path]:
+    return {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
+
+
+def release_problems(course: Course, template: Template, assignment: str) -> list[str]:
+    """Gates 'release sync' and 'no leaks' on the committed release/<assignment>/."""
+    committed = course.release_dir / assignment
+    if not committed.is_dir():
+        return []  # reported by plan_assignment
+    fresh = template.dir / "release" / assignment
+    problems = []
+    differ = sorted(str(rel) for rel in _files(fresh) ^ _files(committed))
+    for rel in sorted(_files(fresh) & _files(committed)):
+        a, b = fresh / rel, committed / rel
+        if rel.suffix == ".ipynb":
+            same = dumps(normalize(read_notebook(a))) == dumps(normalize(read_notebook(b)))
+        else:
+            same = a.read_bytes() == b.read_bytes()
+        if not same:
+            differ.append(str(rel))
+    if differ:
+        problems.append(f"gate 'release sync': release/{assignment}/ differs from a fresh generation "
+                        f"({', '.join(differ)}); run `python -m autograder release {assignment}`")
+    source_nb = read_notebook(template.source_notebook(assignment))
+    for path in sorted(committed.rglob("*")):
+        if not path.is_file():
+            continue
+        if path.suffix == ".ipynb":
+            lines = notebook_text_lines(read_notebook(path))
+        else:
+            try:
+                lines = path.read_text(encoding="utf-8").splitlines()
+            except UnicodeDecodeError:
+                continue
+        leaks = find_leaks(source_nb, lines)
+        if leaks:
+            shown = "; ".join(repr(line) for line in leaks[:3])
+            problems.append(f"gate 'no leaks': {path.relative_to(course.root)} holds "
+                            f"{len(leaks)} solution or hidden-test line(s): {shown}")
+    return problems
+
+
+def evaluate(plan: Plan, template: Template, results: list[GradeResult],
+             extra_problems: list[str]) -> AssignmentReport:
+    info = template.assignments[plan.assignment]
+    by_label = {r.label: r for r in results}
+    failures = list(plan.problems) + list(extra_problems)
+    if not info.tests:
+        failures.append("gate 'solution': the notebook has no test cell with points")
+    solution = by_label.get("solution")
+    if solution is not None:
+        if solution.status != "graded":
+            failures.append(f"gate 'solution': the source notebook could not be graded: "
+                            f"{solution.reason}")
+        elif solution.score < info.max_score:
+            failures.append(f"gate 'solution': the source notebook scored {solution.score:g}/"
+                            f"{info.max_score:g}; lost points on "
+                            + "; ".join(_cells(solution, info.tests, lost=True)))
+    release = by_label.get("release")
+    if release is not None:
+        if release.status != "graded":
+            failures.append(f"gate 'release': the release notebook could not be graded: "
+                            f"{release.reason}")
+        elif release.score > 0:
+            failures.append(f"gate 'release': the untouched release notebook scored "
+                            f"{release.score:g}, points that need no answer: "
+                            + "; ".join(_cells(release, info.tests, lost=False)))
+    caught = 0
+    for label, mutant in plan.mutants.items():
+        result = by_label[label]
+        if result.status != "graded":
+            failures.append(f"gate 'mutants': mutant {mutant.name} could not be graded: "
+                            f"{result.reason}")
+            continue
+        missed = [f"{gid} (scored {result.cells[gid]['score']:g}/{result.cells[gid]['max_score']:g})"
+                  for gid in mutant.caught_by
+                  if result.cells[gid]["score"] >= result.cells[gid]["max_score"]]
+        if missed:
+            failures.append(f"gate 'mutants': mutant {mutant.name} ({mutant.mistake}) is not caught "
+                            f"by {', '.join(missed)}")
+        else:
+            caught += 1
+    return AssignmentReport(
+        assignment=plan.assignment, max_score=info.max_score,
+        solution_score=solution.score if solution and solution.status == "graded" else None,
+        release_score=release.score if release and release.status == "graded" else None,
+        mutants_caught=caught, mutants_total=plan.mutants_total,
+        seconds=round(sum(r.seconds for r in results), 1), tests=len(info.tests),
+        solution_seconds=solution.seconds if solution else None, failures=failures,
+        runs=[{"label": r.label, "status": r.status, "score": r.score, "seconds": r.seconds,
+               "reason": r.reason} for r in results])
+
+
+def check(course: Course, requested: list[str] | None = None, n_jobs: int | None = None,
+          timeout: int | None = None, progress=None) -> list[AssignmentReport]:
+    """Run every gate of the requested assignments; returns one report per assignment."""
+    assignments = course.select(requested)
+    if not assignments:
+        return []
+    (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="check-", dir=course.build_dir / "work") as tmp:
+        template = build_template(course.source_dir, assignments, Path(tmp) / "template")
+        plans = [plan_assignment(course, template, a, Path(tmp) / "mutants", timeout)
+                 for a in assignments]
+        extra = {a: release_problems(course, template, a) for a in assignments}
+        # Longest runs first keeps every worker busy to the end: solutions, mutants, releases.
+        order = {"solution": 0, "release": 2}
+        jobs = sorted((job for p in plans for job in p.jobs),
+                      key=lambda j: order.get(j.label, 1))
+        results = run_jobs(jobs, n_jobs, on_result=progress)
+    return [evaluate(p, template, [r for r in results if r.assignment == p.assignment],
+                     extra[p.assignment]) for p in plans]
+
+
+def format_table(reports: list[AssignmentReport]) -> str:
+    header = ("assignment", "tests", "points", "solution", "release", "mutants", "seconds", "gates")
+    rows = [(r.assignment, str(r.tests), f"{r.max_score:g}", _fmt(r.solution_score),
+             _fmt(r.release_score), f"{r.mutants_caught}/{r.mutants_total}", f"{r.seconds:.1f}",
+             "ok" if r.ok else "FAIL") for r in reports]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row) -> str:
+        return "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                         for i, (cell, w) in enumerate(zip(row, widths)))
+
+    return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
+
+
+def _fmt(score: float | None) -> str:
+    return "-" if score is None else f"{score:g}"
+
+
+def write_report(reports: list[AssignmentReport], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([asdict(r) for r in reports], indent=2) + "\n", encoding="utf-8")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
+                        help="assignments to check (default: every folder of source/)")
+    parser.add_argument("--jobs", "-j", type=int, default=None,
+                        help=f"notebooks graded in parallel (default: {default_jobs()}, the cores)")
+    parser.add_argument("--timeout", type=int, default=None,
+                        help="seconds per cell (default: nbgrader_config.py's, 60)")
+    parser.add_argument("--report", type=Path, default=None,
+                        help=f"JSON report (default: build/{REPORT_NAME})")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no line per graded run")
+
+
+def run(args: argparse.Namespace, course: Course) -> int:
+    start = time.perf_counter()
+
+    def progress(result: GradeResult) -> None:
+        if not args.quiet:
+            outcome = (f"{result.score:g}/{result.max_score:g}" if result.status == "graded"
+                       else f"error: {result.reason}")
+            print(f"  {result.assignment:<24} {result.label:<36} {outcome:<12} "
+                  f"{result.seconds:5.1f} s", file=sys.stderr, flush=True)
+
+    try:
+        reports = check(course, args.assignments, args.jobs, args.timeout, progress)
+    except GenerationError as error:
+        print(f"check stopped: {error}")
+        return 2
+    if not reports:
+        print(f"No assignment in {course.source_dir}: nothing to check.")
+        return 0
+    report_path = args.report or course.build_dir / REPORT_NAME
+    write_report(reports, report_path)
+    wall = time.perf_counter() - start
+    runs = sum(len(r.runs) for r in reports)
+    print(format_table(reports))
+    print(f"\n{runs} graded runs in {wall:.1f} s with {args.jobs or default_jobs()} job(s); "
+          f"report: {report_path}")
+    failures = [(r.assignment, f) for r in reports for f in r.failures]
+    if failures:
+        print(f"\n{len(failures)} gate failure(s):")
+        for assignment, failure in failures:
+            print(f"  {assignment}: {failure}")
+        return 1
+    print("All gates pass.")
+    return 0

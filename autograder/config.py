@@ -1,0 +1,56 @@
+"""nbgrader's configuration for one course folder: autograder/nbgrader_config.py, re-rooted.
+
+Every nbgrader step here runs through nbgrader's Python API (converters), never its command
+line, in a course folder of its own: the repository for nothing, a temporary folder for each
+generation and each graded submission. So the settings come from one file and only the
+locations change.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from traitlets.config import Config, PyFileConfigLoader
+
+CONFIG_FILE = Path(__file__).with_name("nbgrader_config.py")
+
+
+def ensure_tools_on_path() -> None:
+    """Put this interpreter's bin/ first on PATH.
+
+    A fresh gradebook makes nbgrader run `alembic` as a subprocess, found on PATH; from a
+    Makefile or an IDE the virtual environment's bin/ is often not there
+    (FileNotFoundError: 'alembic').
+    """
+    bin_dir = str(Path(sys.executable).parent)
+    parts = os.environ.get("PATH", "").split(os.pathsep)
+    if parts[:1] != [bin_dir]:
+        os.environ["PATH"] = os.pathsep.join([bin_dir, *[p for p in parts if p != bin_dir]])
+
+
+def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int | None = None,
+                restore_missing_cells: bool = True) -> Config:
+    """The settings of nbgrader_config.py with the course folder at `course_dir`.
+
+    db_path: the gradebook (default `course_dir/gradebook.db`); timeout: seconds per cell,
+    overriding the file's; restore_missing_cells=False when a notebook is deliberately cut short
+    (a mutant is graded only up to the last test it names).
+    """
+    loader = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent))
+    config = loader.load_config()
+    course_dir = Path(course_dir).resolve()
+    db_path = Path(db_path) if db_path is not None else course_dir / "gradebook.db"
+    overrides = Config()
+    overrides.CourseDirectory.root = str(course_dir)
+    overrides.CourseDirectory.db_url = f"sqlite:///{db_path.resolve()}"
+    # A job's folder is its own: plain nbgrader names inside it.
+    overrides.CourseDirectory.submitted_directory = "submitted"
+    overrides.CourseDirectory.autograded_directory = "autograded"
+    overrides.CourseDirectory.feedback_directory = "feedback"
+    if timeout is not None:
+        overrides.Execute.timeout = int(timeout)
+    overrides.OverwriteCells.add_missing_cells = bool(restore_missing_cells)
+    config.merge(overrides)
+    return config

@@ -1,0 +1,215 @@
+"""`python -m autograder grade SUBMITTED [--out DIR] [--jobs N]`: autograde a batch.
+
+SUBMITTED is nbgrader's layout, `SUBMITTED/<student>/<assignment>/<assignment>.ipynb`. Every
+student gets one row per assignment of source/ (or of --assignment) in DIR/grades.csv, whatever
+went wrong; the feedback HTML goes to DIR/feedback/<student>/<assignment>/<assignment>.html and
+the executed notebook, for instructors, to DIR/autograded/<student>/<assignment>/.
+
+What students actually hand in, and what happens:
+  the right layout                         graded
+  a renamed notebook (`Copy of X.ipynb`),  graded as that assignment, with a warning
+    alone in its folder or loose in the student's folder
+  an assignment folder missing or empty    row with 0, status "missing"
+  an empty student folder                  a "missing" row for every assignment
+  a folder that is no assignment           row with status "unknown_assignment"
+  malformed JSON                           row with 0, status "error", the parser's message
+  deleted test cells                       put back from the source, graded, with a warning
+  a kernel that dies (`os._exit`)          row with 0, status "error"; the batch goes on
+  an infinite loop                         that cell stops at the per-cell timeout and scores 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.engine import GenerationError, GradeJob, GradeResult, build_template, default_jobs, run_jobs
+from autograder.layout import Course
+
+CSV_COLUMNS = ("student_id", "assignment", "score", "max_score", "status", "reason", "warnings")
+_IGNORED = re.compile(r"^(\.|__)")  # .ipynb_checkpoints, .DS_Store, __MACOSX
+
+
+@dataclass
+class Submission:
+    """What was found for one student and one assignment, before grading."""
+
+    student_id: str
+    assignment: str
+    notebook: Path | None = None
+    status: str = ""  # set when there is nothing to grade: missing, error, unknown_assignment
+    reason: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def assignment_of(filename: str, assignments: list[str]) -> str | None:
+    """The assignment a notebook's name refers to, allowing for Colab and browser renames:
+    'Copy of 01_numpy_mlp.ipynb', '01_numpy_mlp (1).ipynb', '01_numpy_mlp-2.ipynb'."""
+    stem = filename[:-len(".ipynb")] if filename.endswith(".ipynb") else filename
+    stem = re.sub(r"^(Copy of )+", "", stem.strip())
+    stem = re.sub(r"(\s*\(\d+\)|-\d+)$", "", stem).strip()
+    return stem if stem in assignments else None
+
+
+def _notebooks(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix == ".ipynb"
+                  and not _IGNORED.match(p.name))
+
+
+def _pick(student: str, assignment: str, folder: Path, assignments: list[str]) -> Submission:
+    """The notebook to grade in one assignment folder."""
+    found = Submission(student, assignment)
+    exact = folder / f"{assignment}.ipynb"
+    notebooks = _notebooks(folder)
+    if exact.is_file():
+        found.notebook = exact
+        others = [p.name for p in notebooks if p != exact]
+        if others:
+            found.warnings.append(f"ignored other notebooks in {assignment}/: {', '.join(others)}")
+    elif len(notebooks) == 1:
+        found.notebook = notebooks[0]
+        found.warnings.append(f"graded {notebooks[0].name!r} as {assignment}.ipynb "
+                              "(renamed notebook, e.g. a Colab download)")
+    elif not notebooks:
+        found.status, found.reason = "missing", f"the folder {assignment}/ holds no notebook"
+    else:
+        named = [p for p in notebooks if assignment_of(p.name, assignments) == assignment]
+        if len(named) == 1:
+            found.notebook = named[0]
+            found.warnings.append(f"graded {named[0].name!r} as {assignment}.ipynb; ignored "
+                                  + ", ".join(p.name for p in notebooks if p != named[0]))
+        else:
+            found.status = "error"
+            found.reason = (f"{assignment}/ holds {len(notebooks)} notebooks and none is "
+                            f"{assignment}.ipynb: {', '.join(p.name for p in notebooks)}")
+    return found
+
+
+def collect(submitted: Path, assignments: list[str], known: list[str] | None = None
+            ) -> list[Submission]:
+    """One Submission per student and assignment, plus one per unknown folder; sorted.
+
+    known: every assignment of the course (default `assignments`); folders of the ones not
+    being graded are passed over, not reported as unknown.
+    """
+    known = list(known or assignments)
+    found: list[Submission] = []
+    students = sorted(p for p in Path(submitted).iterdir() if p.is_dir() and not _IGNORED.match(p.name))
+    for student_dir in students:
+        student = student_dir.name
+        entries = [p for p in student_dir.iterdir() if not _IGNORED.match(p.name)]
+        mine: dict[str, Submission] = {}
+        for folder in sorted(p for p in entries if p.is_dir()):
+            if folder.name in assignments:
+                mine[folder.name] = _pick(student, folder.name, folder, assignments)
+            elif folder.name not in known:
+                inside = ", ".join(p.name for p in sorted(folder.iterdir())[:5]) or "empty"
+                found.append(Submission(student, folder.name, status="unknown_assignment",
+                                        reason=f"{folder.name}/ is not an assignment of this course "
+                                               f"(holds: {inside}; assignments: {', '.join(assignments)})"))
+        for loose in sorted(p for p in entries if p.is_file() and p.suffix == ".ipynb"):
+            assignment = assignment_of(loose.name, assignments)
+            if assignment and assignment not in mine:
+                mine[assignment] = Submission(
+                    student, assignment, loose,
+                    warnings=[f"graded {loose.name!r}, found outside an {assignment}/ folder"])
+        for assignment in assignments:
+            if assignment not in mine:
+                why = ("the student's folder is empty" if not entries
+                       else f"no {assignment}/ folder in the submission")
+                mine[assignment] = Submission(student, assignment, status="missing", reason=why)
+        found.extend(mine[a] for a in assignments)
+    return sorted(found, key=lambda s: (s.student_id, s.assignment))
+
+
+def _row(sub: Submission, result: GradeResult | None, max_score: float | None) -> dict:
+    if result is None:
+        return {"student_id": sub.student_id, "assignment": sub.assignment, "score": 0,
+                "max_score": "" if max_score is None else f"{max_score:g}", "status": sub.status,
+                "reason": sub.reason, "warnings": "; ".join(sub.warnings)}
+    return {"student_id": sub.student_id, "assignment": sub.assignment, "score": f"{result.score:g}",
+            "max_score": f"{result.max_score:g}", "status": result.status, "reason": result.reason,
+            "warnings": "; ".join(result.warnings)}
+
+
+def grade(course: Course, submitted: Path, out: Path, requested: list[str] | None = None,
+          n_jobs: int | None = None, timeout: int | None = None, progress=None) -> list[dict]:
+    """Grade every submission under `submitted`; writes out/grades.csv, grades.json, feedback/."""
+    assignments = course.select(requested)
+    submitted, out = Path(submitted).resolve(), Path(out).resolve()
+    subs = collect(submitted, assignments, course.assignments())
+    (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="grade-", dir=course.build_dir / "work") as tmp:
+        template = build_template(course.source_dir, assignments, Path(tmp) / "template")
+        todo = [s for s in subs if s.notebook is not None]
+        jobs = [GradeJob(student_id=s.student_id, assignment=s.assignment, notebook=s.notebook,
+                         template_dir=template.dir, work_dir=course.build_dir / "work",
+                         timeout=timeout, warnings=tuple(s.warnings),
+                         feedback_dir=out / "feedback" / s.student_id / s.assignment,
+                         autograded_dir=out / "autograded" / s.student_id / s.assignment)
+                for s in todo]
+        results = {id(s): r for s, r in zip(todo, run_jobs(jobs, n_jobs, on_result=progress))}
+    rows, records = [], []
+    for sub in subs:
+        result = results.get(id(sub))
+        info = template.assignments.get(sub.assignment)
+        rows.append(_row(sub, result, info.max_score if info else None))
+        records.append(result.to_dict() if result else dict(rows[-1], cells={}))
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    (out / "grades.json").write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
+    return rows
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submitted", type=Path, metavar="SUBMITTED",
+                        help="folder laid out as SUBMITTED/<student>/<assignment>/<assignment>.ipynb")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder for grades.csv and feedback/ (default: build/grades)")
+    parser.add_argument("--jobs", "-j", type=int, default=None,
+                        help=f"submissions graded in parallel (default: {default_jobs()}, the cores)")
+    parser.add_argument("--assignment", "-a", action="append", default=None, metavar="ASSIGNMENT",
+                        help="grade only this assignment (repeatable; default: every one in source/)")
+    parser.add_argument("--timeout", type=int, default=None,
+                        help="seconds per cell (default: nbgrader_config.py's, 60)")
+
+
+def run(args: argparse.Namespace, course: Course) -> int:
+    if not args.submitted.is_dir():
+        print(f"grade: {args.submitted} is not a folder of submissions "
+              "(expected SUBMITTED/<student>/<assignment>/<assignment>.ipynb)")
+        return 2
+    if not course.assignments():
+        print(f"grade: no assignment in {course.source_dir}")
+        return 2
+    out = args.out or course.build_dir / "grades"
+
+    def progress(result: GradeResult) -> None:
+        outcome = (f"{result.score:g}/{result.max_score:g}" if result.status == "graded"
+                   else f"{result.status}: {result.reason}")
+        print(f"  {result.student_id}/{result.assignment}: {outcome} ({result.seconds:.1f} s)",
+              file=sys.stderr, flush=True)
+        for warning in result.warnings:
+            print(f"    warning: {warning}", file=sys.stderr, flush=True)
+
+    try:
+        rows = grade(course, args.submitted, out, args.assignment, args.jobs, args.timeout, progress)
+    except GenerationError as error:
+        print(f"grade stopped: {error}")
+        return 2
+    problems = [r for r in rows if r["status"] != "graded"]
+    for row in problems:
+        print(f"  {row['student_id']}/{row['assignment']}: {row['status']}: {row['reason']}")
+    students = len({r["student_id"] for r in rows})
+    print(f"Graded {len(rows) - len(problems)} of {len(rows)} rows for {students} student(s); "
+          f"{len(problems)} need attention. Grades: {out / 'grades.csv'}; feedback: {out / 'feedback'}")
+    return 0

@@ -1,0 +1,72 @@
+"""The course's one nbgrader configuration; every setting carries its reason.
+
+`python -m autograder` loads this file and then points `CourseDirectory.root` and `db_url` at
+each job's own temporary course folder (see autograder/config.py). nbgrader's own command line
+reads it too, from the repository root:
+
+    PATH=.venv/bin:$PATH nbgrader autograde 01_numpy_mlp --config=autograder/nbgrader_config.py
+
+Environment: AUTOGRADER_CELL_TIMEOUT (seconds per cell, default 60).
+"""
+
+import os
+from pathlib import Path
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import GetGrades
+
+from autograder.hide_hidden_tests import HideHiddenTests
+
+c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
+
+# -- Layout ----------------------------------------------------------------------------------------
+# The repository is the course: nbgrader's source/ and release/ are ours.
+ROOT = Path(__file__).resolve().parent.parent
+c.CourseDirectory.root = str(ROOT)
+# Every assignment has one notebook named after it; an id names the course in the gradebook.
+c.CourseDirectory.course_id = "pytorch-course"
+# Everything nbgrader writes lives under the git-ignored build/, never beside source/.
+c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'build' / 'gradebook.db'}"
+c.CourseDirectory.submitted_directory = "build/submitted"
+c.CourseDirectory.autograded_directory = "build/autograded"
+c.CourseDirectory.feedback_directory = "build/feedback"
+c.CourseDirectory.solution_directory = "build/solution"
+# Files copied beside a notebook: skip editor and Python droppings.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".DS_Store"]
+
+# -- Generating the student version -----------------------------------------------------------------
+# Test cells and the setup cell are read-only in the release; the checksum then restores them at
+# grading time, which is also how hidden tests come back.
+c.LockCells.lock_grade_cells = True
+c.LockCells.lock_readonly_cells = True
+
+# -- Autograding -----------------------------------------------------------------------------------
+# nbgrader's default is 30 s per cell; our notebooks budget 60 s in all on a 2-core CPU, so one cell
+# never legitimately needs more. An infinite loop is interrupted after this and scores 0 on its own
+# cell only: the kernel is interrupted, not killed, and the rest of the notebook still runs.
+c.Execute.timeout = int(os.environ.get("AUTOGRADER_CELL_TIMEOUT", "60"))
+c.Execute.interrupt_on_timeout = True
+# A flaky re-run would only hide a broken notebook (and double the time of a dead kernel).
+c.Execute.execute_retries = 0
+# Test cells fail by raising (helpers.checks raises CheckFailed). Output on stderr (a UserWarning
+# from torch, a DeprecationWarning, a tqdm progress bar, logging) says nothing about the answer, but
+# nbgrader zeroes any grade cell that wrote to stderr. IgnorePattern drops those stream outputs
+# before grading; the pattern matches any stderr text.
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"[\s\S]"
+# Keep the feedback readable and the autograded notebooks small: a runaway print loop or a
+# 500-frame recursion traceback is cut.
+c.LimitOutput.max_lines = 200
+c.LimitOutput.max_traceback = 40
+# A student who deleted a test cell gets it back (nbgrader otherwise leaves its grade None and the
+# notebook silently waiting for a manual grade). autograder/grade.py also restores them before
+# nbgrader sees the notebook, in the same place as in the source.
+c.OverwriteCells.add_missing_cells = True
+# Students are created on the fly from the submission folders.
+c.Autograde.create_student = True
+
+# -- Feedback --------------------------------------------------------------------------------------
+# nbgrader puts the autograded notebook, hidden tests included, into the feedback HTML. HideHiddenTests
+# (nbgrader's ClearHiddenTests, plus: tracebacks of those cells cut to the error message) keeps the
+# tests' source out of it; the student still reads each check's message.
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]

@@ -1,0 +1,90 @@
+"""Reference answers of 07_finetune_resnet18: freeze ResNet18, train a new `fc` only.
+
+A frozen backbone means two things, and `requires_grad = False` gives only the first:
+its weights get no gradient, and its BatchNorm running statistics (buffers, not parameters)
+stay as they are. Those statistics move on every forward pass in training mode, so `finetune`
+keeps the whole model in eval mode; `fc` has no dropout or batch norm, so eval mode changes
+nothing about how it trains.
+
+Losses are means over samples (each batch's mean weighted by its size); accuracy is a fraction.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+import torchvision
+from torch import nn
+from torch.utils.data import DataLoader
+
+LEARNING_RATE = 0.01  # fits a linear head on ResNet features in a few epochs (tried 1e-3..1e-1)
+MOMENTUM = 0.9  # as in the lecture's fine-tuning example
+
+
+def build_finetune_model(num_classes: int, weights=None) -> nn.Module:
+    """torchvision's ResNet18 with every parameter frozen and a new, trainable `fc`.
+
+    weights: None (random backbone) or a `torchvision.models.ResNet18_Weights` member.
+    The model maps x: (N, 3, H, W) to logits (N, num_classes); `fc` is
+    nn.Linear(512, num_classes), the only part with requires_grad=True.
+    Freeze first, then replace `fc`: a new module's parameters require grad.
+    """
+    model = torchvision.models.resnet18(weights=weights)
+    for parameter in model.parameters():
+        parameter.requires_grad = False
+    model.fc = nn.Linear(model.fc.in_features, num_classes)
+    return model
+
+
+def trainable_parameter_names(model: nn.Module) -> list[str]:
+    """Names of the parameters with requires_grad=True, in `model.named_parameters()` order."""
+    return [name for name, parameter in model.named_parameters() if parameter.requires_grad]
+
+
+def make_finetune_optimizer(model: nn.Module, learning_rate: float) -> torch.optim.Optimizer:
+    """SGD with momentum over `model.fc`'s parameters only (weight (C, 512) and bias (C,))."""
+    return torch.optim.SGD(model.fc.parameters(), lr=learning_rate, momentum=MOMENTUM)
+
+
+def evaluate(model: nn.Module, loader: DataLoader, loss_fn, device: torch.device) -> tuple[float, float]:
+    """Mean loss over samples and accuracy in [0, 1], in eval mode without a graph (as in 06)."""
+    model.eval()
+    total_loss, correct, count = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            logits = model(x)  # (B, C)
+            total_loss += loss_fn(logits, y).item() * len(x)
+            correct += (logits.argmax(dim=1) == y).sum().item()
+            count += len(x)
+    return total_loss / count, correct / count
+
+
+def finetune(model: nn.Module, train_loader: DataLoader, val_loader: DataLoader, epochs: int,
+             device: torch.device, learning_rate: float = LEARNING_RATE) -> dict[str, list[float]]:
+    """Train `model.fc` for `epochs` with cross-entropy; the frozen backbone does not change at all.
+
+    Batches are x: (B, 3, H, W), y: (B,) class indices. The model stays in eval mode throughout,
+    so BatchNorm uses, and keeps, its running statistics. Returns
+    {"train_loss": [...], "val_loss": [...], "val_accuracy": [...]}, one float per epoch,
+    the validation numbers measured after each epoch's training.
+    """
+    model.to(device)
+    optimizer = make_finetune_optimizer(model, learning_rate)
+    history: dict[str, list[float]] = {"train_loss": [], "val_loss": [], "val_accuracy": []}
+    for _ in range(epochs):
+        model.eval()  # not model.train(): that would update every BatchNorm's running statistics
+        total, count = 0.0, 0
+        for x, y in train_loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(x)
+            count += len(x)
+        val_loss, val_accuracy = evaluate(model, val_loader, F.cross_entropy, device)
+        history["train_loss"].append(total / count)
+        history["val_loss"].append(val_loss)
+        history["val_accuracy"].append(val_accuracy)
+    return history

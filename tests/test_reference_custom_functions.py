@@ -1,0 +1,141 @@
+"""The reference custom Functions of 03_custom_functions, with PyTorch as the oracle (float64)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from helpers.reference.custom_functions import ReLU, Sigmoid, relu, sigmoid
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "03_custom_functions" / "03_custom_functions.ipynb"
+
+
+def away_from_zero(x: torch.Tensor, margin: float = 0.1) -> torch.Tensor:
+    """x pushed at least `margin` away from 0, where ReLU has its kink (finite differences straddle it)."""
+    return x + margin * torch.where(x >= 0, 1.0, -1.0).to(x.dtype)
+
+
+def upstream_gradient(fn, x: torch.Tensor, grad_y: torch.Tensor) -> torch.Tensor:
+    """dL/dx for L = sum(fn(x) * grad_y), by autograd."""
+    x = x.detach().clone().requires_grad_(True)
+    (grad_x,) = torch.autograd.grad(fn(x), x, grad_y)
+    return grad_x
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_sigmoid_forward_matches_torch(dtype):
+    x = torch.linspace(-20, 20, 41, dtype=dtype)
+    y = sigmoid(x)
+    assert y.dtype == dtype
+    torch.testing.assert_close(y, torch.sigmoid(x))
+
+
+def test_sigmoid_backward_matches_torch_with_upstream_gradient():
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 4, 5, generator=gen, dtype=torch.float64)
+    grad_y = torch.randn(3, 4, 5, generator=gen, dtype=torch.float64)
+    torch.testing.assert_close(upstream_gradient(sigmoid, x, grad_y), upstream_gradient(torch.sigmoid, x, grad_y))
+
+
+def test_sigmoid_gradcheck():
+    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(Sigmoid.apply, (x,))
+
+
+def test_sigmoid_saves_its_output_only():
+    x = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    y = Sigmoid.apply(x)
+    (saved,) = y.grad_fn.saved_tensors
+    assert torch.equal(saved, y)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_relu_forward_matches_torch(dtype):
+    x = torch.linspace(-3, 3, 13, dtype=dtype)  # includes 0
+    y = relu(x)
+    assert y.dtype == dtype
+    torch.testing.assert_close(y, torch.relu(x))
+
+
+def test_relu_backward_matches_torch_including_the_kink():
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(5, 6, generator=gen, dtype=torch.float64)
+    x[0, :3] = 0.0  # torch.relu passes no gradient at exactly 0; the reference does the same
+    grad_y = torch.randn(5, 6, generator=gen, dtype=torch.float64)
+    torch.testing.assert_close(upstream_gradient(relu, x, grad_y), upstream_gradient(torch.relu, x, grad_y))
+
+
+def test_relu_gradcheck_away_from_the_kink():
+    x = away_from_zero(torch.randn(4, 3, dtype=torch.float64)).requires_grad_(True)
+    assert torch.autograd.gradcheck(ReLU.apply, (x,))
+
+
+def test_relu_saves_its_input_only():
+    x = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    y = ReLU.apply(x)
+    (saved,) = y.grad_fn.saved_tensors
+    assert torch.equal(saved, x)
+
+
+@pytest.mark.parametrize("fn, function_class", [(sigmoid, Sigmoid), (relu, ReLU)])
+def test_wrapper_adds_exactly_one_node(fn, function_class):
+    x = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    node = fn(x).grad_fn
+    assert type(node).__name__ == f"{function_class.__name__}Backward"
+    (next_node, _), = node.next_functions
+    assert next_node.variable is x  # the node's only input is x's AccumulateGrad: one node in between
+
+
+def test_composed_sigmoid_has_several_nodes():
+    """The contrast the notebook shows: 1 / (1 + exp(-x)) written out leaves one node per operation."""
+    x = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    node, names = (1.0 / (1.0 + torch.exp(-x))).grad_fn, []
+    while node is not None and type(node).__name__ != "AccumulateGrad":
+        names.append(type(node).__name__)
+        node = node.next_functions[0][0]
+    assert {"NegBackward0", "ExpBackward0", "AddBackward0"} <= set(names) and len(names) >= 4
+
+
+def test_gradcheck_rejects_a_wrong_derivative():
+    """The oracle can fail: gradcheck rejects sigmoid with the derivative s * (1 + s)."""
+
+    class WrongSigmoid(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = torch.sigmoid(x)
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_y):
+            (y,) = ctx.saved_tensors
+            return grad_y * y * (1 + y)
+
+    x = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    assert not torch.autograd.gradcheck(WrongSigmoid.apply, (x,), raise_exception=False)
+
+
+def solution_namespace(notebook: Path) -> dict:
+    """Run the solution cells of a source notebook (no kernel) and return the names they define."""
+    cells = json.loads(notebook.read_text())["cells"]
+    namespace: dict = {}
+    exec("import torch\nimport torch.nn.functional as F\nfrom torch import nn", namespace)
+    for cell in cells:
+        if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution"):
+            exec("".join(cell["source"]), namespace)
+    return namespace
+
+
+@pytest.mark.skipif(not NOTEBOOK.exists(), reason="the 03 source notebook is not there yet")
+def test_source_notebook_solution_agrees_with_the_reference():
+    ns = solution_namespace(NOTEBOOK)
+    gen = torch.Generator().manual_seed(7)
+    x = away_from_zero(torch.randn(4, 5, generator=gen, dtype=torch.float64))
+    grad_y = torch.randn(4, 5, generator=gen, dtype=torch.float64)
+    for name in ("sigmoid", "relu"):
+        ours, theirs = ns[name], globals()[name]
+        torch.testing.assert_close(ours(x), theirs(x))
+        torch.testing.assert_close(upstream_gradient(ours, x, grad_y), upstream_gradient(theirs, x, grad_y))

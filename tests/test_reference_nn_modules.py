@@ -1,0 +1,163 @@
+"""The reference modules and manual SGD of 04_nn_modules, with torch.nn.functional and torch.optim as oracles."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from helpers.reference.nn_modules import (
+    LinearRegression,
+    ParallelBlock,
+    TwoLayerNet,
+    build_sequential,
+    count_parameters,
+    train_manual_sgd,
+)
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "source" / "04_nn_modules" / "04_nn_modules.ipynb"
+
+
+@pytest.fixture
+def x() -> torch.Tensor:
+    return torch.randn(8, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+
+
+def test_build_sequential_is_linear_relu_linear(x):
+    torch.manual_seed(0)
+    model = build_sequential(5, 4, 3).double()
+    assert isinstance(model, nn.Sequential) and [type(m) for m in model] == [nn.Linear, nn.ReLU, nn.Linear]
+    first, _, last = model
+    expected = F.linear(F.relu(F.linear(x, first.weight, first.bias)), last.weight, last.bias)
+    torch.testing.assert_close(model(x), expected)
+    assert count_parameters(model) == 5 * 4 + 4 + 4 * 3 + 3
+
+
+def test_two_layer_net_against_functional(x):
+    torch.manual_seed(1)
+    model = TwoLayerNet(5, 4, 3).double()
+    l1, l2 = model.linear1, model.linear2
+    torch.testing.assert_close(model(x), F.linear(F.relu(F.linear(x, l1.weight, l1.bias)), l2.weight, l2.bias))
+    assert len(list(model.parameters())) == 4
+
+
+def test_parallel_block_against_functional(x):
+    torch.manual_seed(2)
+    block = ParallelBlock(5, 3).double()
+    l1, l2 = block.linear1, block.linear2
+    expected = F.relu(F.linear(x, l1.weight, l1.bias) * F.linear(x, l2.weight, l2.bias))
+    y = block(x)
+    torch.testing.assert_close(y, expected)
+    assert (y >= 0).all() and (y == 0).any() and (y > 0).any()  # the clamp acts on this input
+
+
+def test_linear_regression_parameters_and_forward(x):
+    model = LinearRegression(5)
+    assert dict(model.named_parameters()).keys() == {"w", "b"}
+    assert isinstance(model.w, nn.Parameter) and model.w.shape == (1, 5) and model.b.shape == (1,)
+    assert not model.w.any() and not model.b.any()
+    model = model.double()
+    with torch.no_grad():
+        model.w.copy_(torch.arange(5.0)[None])
+        model.b.fill_(0.5)
+    y_pred = model(x)
+    assert y_pred.shape == (8, 1)
+    torch.testing.assert_close(y_pred, F.linear(x, model.w, model.b))
+    torch.testing.assert_close(y_pred, torch.inner(x, model.w) + model.b)  # the lecture's formulation
+
+
+def test_count_parameters_skips_frozen_parameters_and_buffers():
+    model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Linear(3, 2))
+    assert count_parameters(model) == 15 + 6 + 8  # BatchNorm's running statistics are buffers
+    model[0].requires_grad_(False)
+    assert count_parameters(model) == 6 + 8
+    assert isinstance(count_parameters(model), int)
+
+
+def sgd_oracle(model, x, y, learning_rate, steps):
+    """The same training with torch.optim.SGD on a copy: (losses, trained copy)."""
+    model = copy.deepcopy(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate)
+    losses = []
+    for _ in range(steps):
+        loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, model
+
+
+def test_train_manual_sgd_matches_torch_optim_sgd(x):
+    torch.manual_seed(3)
+    model = build_sequential(5, 4, 2).double()
+    y = torch.randn(8, 2, dtype=torch.float64)
+    expected_losses, expected_model = sgd_oracle(model, x, y, 0.1, 7)
+    losses = train_manual_sgd(model, x, y, learning_rate=0.1, steps=7)
+    assert all(type(v) is float for v in losses) and len(losses) == 7
+    torch.testing.assert_close(torch.tensor(losses), torch.tensor(expected_losses))
+    assert losses[-1] < losses[0]
+    for p, q in zip(model.parameters(), expected_model.parameters()):
+        torch.testing.assert_close(p, q)
+
+
+def test_train_manual_sgd_leaves_frozen_parameters_alone(x):
+    torch.manual_seed(4)
+    model = TwoLayerNet(5, 4, 1).double()
+    model.linear1.requires_grad_(False)
+    before = copy.deepcopy(model.state_dict())
+    train_manual_sgd(model, x, torch.randn(8, 1, dtype=torch.float64), learning_rate=0.1, steps=3)
+    torch.testing.assert_close(model.linear1.weight, before["linear1.weight"])
+    assert not torch.equal(model.linear2.weight, before["linear2.weight"])
+
+
+def test_the_oracle_catches_a_forgotten_zero_grad(x):
+    """The comparison with torch.optim can fail: without zero_grad the second loss already differs."""
+    torch.manual_seed(5)
+    model = build_sequential(5, 4, 2).double()
+    y = torch.randn(8, 2, dtype=torch.float64)
+    expected_losses, _ = sgd_oracle(model, x, y, 0.1, 3)
+    losses = []
+    for _ in range(3):
+        loss = F.mse_loss(model(x), y)
+        loss.backward()  # gradients pile up in .grad
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= 0.1 * p.grad
+        losses.append(loss.item())
+    assert losses[0] == pytest.approx(expected_losses[0])
+    assert losses[2] != pytest.approx(expected_losses[2], rel=1e-6)
+
+
+def solution_namespace(notebook: Path) -> dict:
+    """Run the solution cells of a source notebook (no kernel) and return the names they define."""
+    cells = json.loads(notebook.read_text())["cells"]
+    namespace: dict = {}
+    exec("import torch\nimport torch.nn.functional as F\nfrom torch import nn", namespace)
+    for cell in cells:
+        if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution"):
+            exec("".join(cell["source"]), namespace)
+    return namespace
+
+
+@pytest.mark.skipif(not NOTEBOOK.exists(), reason="the 04 source notebook is not there yet")
+def test_source_notebook_solution_agrees_with_the_reference(x):
+    ns = solution_namespace(NOTEBOOK)
+    y = torch.randn(8, 3, dtype=torch.float64)
+    for name, args in [("build_sequential", (5, 4, 3)), ("TwoLayerNet", (5, 4, 3)), ("ParallelBlock", (5, 3))]:
+        torch.manual_seed(6)
+        ours = ns[name](*args).double()
+        torch.manual_seed(6)
+        theirs = globals()[name](*args).double()
+        torch.testing.assert_close(ours(x), theirs(x))
+        assert ns["count_parameters"](ours) == count_parameters(theirs)
+        torch.testing.assert_close(torch.tensor(ns["train_manual_sgd"](ours, x, y, 0.05, 4)),
+                                   torch.tensor(train_manual_sgd(theirs, x, y, 0.05, 4)))
+    ours, theirs = ns["LinearRegression"](5).double(), LinearRegression(5).double()
+    torch.testing.assert_close(ns["train_manual_sgd"](ours, x, y[:, :1], 0.05, 4),
+                               train_manual_sgd(theirs, x, y[:, :1], 0.05, 4))
