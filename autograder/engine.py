@@ -121,8 +121,8 @@ class GenerationError(RuntimeError):
 
 def build_template(source_dir: Path, assignments: Sequence[str], dest: Path) -> Template:
     """Run nbgrader generate_assignment for `assignments` in a fresh course folder `dest`."""
-    from nbgrader.coursedir import CourseDirectory
     from nbgrader.converters import GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
 
     ensure_tools_on_path()
     dest = Path(dest).resolve()
@@ -230,19 +230,21 @@ def _without_outputs(cell: NotebookNode) -> NotebookNode:
     return cell
 
 
-def _cell_errors(nb: NotebookNode) -> dict[str, str]:
-    """grade_id -> 'Ename: message' of the first error each graded or solution cell raised."""
-    errors = {}
-    for cell in nb.cells:
-        gid = grade_id(cell)
-        if not gid or cell.cell_type != "code":
+def _cell_errors(nb: NotebookNode) -> tuple[dict[str, str], list[str]]:
+    """(grade_id -> 'Ename: message' of the first error of each graded or solution cell,
+    the cells stopped by the timeout, named by grade_id or position)."""
+    errors, timed_out = {}, []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
             continue
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                message = str(output.get("evalue", "")).strip().splitlines()
-                errors[gid] = f"{output.get('ename', 'Error')}: {message[0] if message else ''}"[:300]
-                break
-    return errors
+        gid = grade_id(cell)
+        raised = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if any(o.get("ename") == "CellTimeoutError" for o in raised):
+            timed_out.append(gid or f"cell {index + 1}")
+        if gid and raised:
+            message = str(raised[0].get("evalue", "")).strip().splitlines()
+            errors[gid] = f"{raised[0].get('ename', 'Error')}: {message[0] if message else ''}"[:300]
+    return errors, timed_out
 
 
 def _failure_reason(log_text: str, error: Exception) -> str:
@@ -319,7 +321,7 @@ def _autograde(job: GradeJob, nb: NotebookNode, result: GradeResult) -> None:
                 result.reason = _failure_reason(result.log, error)
                 return
             autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
-            errors = _cell_errors(read_notebook(autograded))
+            errors, timed_out = _cell_errors(read_notebook(autograded))
             with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
                 submission = gb.find_submission_notebook(assignment, assignment, student)
                 scores = {g.name: (g.score, g.max_score, g.auto_score) for g in submission.grades}
@@ -332,7 +334,6 @@ def _autograde(job: GradeJob, nb: NotebookNode, result: GradeResult) -> None:
                 if auto is None:
                     unscored.append(gid)
             result.score = round(sum(c["score"] for c in result.cells.values()), 6)
-            timed_out = [gid for gid, e in errors.items() if e.startswith("CellTimeoutError")]
             if timed_out:
                 result.warnings.append(f"cells stopped after the {config.Execute.timeout} s limit: "
                                        + ", ".join(timed_out))

@@ -29,7 +29,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.engine import GenerationError, GradeJob, GradeResult, build_template, default_jobs, run_jobs
+from autograder.engine import (
+    GenerationError,
+    GradeJob,
+    GradeResult,
+    build_template,
+    default_jobs,
+    run_jobs,
+)
 from autograder.layout import Course
 
 CSV_COLUMNS = ("student_id", "assignment", "score", "max_score", "status", "reason", "warnings")

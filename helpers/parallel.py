@@ -1,9 +1,9 @@
 """Real multi-process `torch.distributed` runs on one machine's CPU: data and model parallelism.
 
-`launch(worker, *args)` starts `world_size` Python processes (torch.multiprocessing, "spawn"),
+`launch(worker, *args)` starts `world_size` Python processes (torch.multiprocessing),
 joins them into one process group over localhost with the gloo backend, runs
 `worker(rank, world_size, *args)` in each and returns what every rank returned, in rank order.
-A spawned process imports its target by module and name, so a function defined in a notebook
+A new process imports its target by module and name, so a function defined in a notebook
 cannot be sent; the workers therefore live here. Two workers show the two ways of splitting
 training across devices:
 
@@ -17,20 +17,23 @@ On GPUs the same code runs with the "nccl" backend and one device per rank.
 
 from __future__ import annotations
 
+import io
 import os
 import socket
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib.pyplot as plt
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch import nn
+
+if TYPE_CHECKING:  # pyplot is imported where a plot is drawn: worker processes never need it
+    import matplotlib.pyplot as plt
 
 # Colours of the timeline: what a rank is doing at each moment.
 ACTIVITY_COLORS = {"forward": "#3b82f6", "backward": "#f97316", "send": "#a855f7", "wait": "#d1d5db"}
@@ -46,17 +49,22 @@ def free_port() -> int:
 def launch(worker: Callable[..., Any], *args: Any, world_size: int = 2, timeout_s: float = 60.0) -> list[Any]:
     """Run `worker(rank, world_size, *args)` in `world_size` processes joined by gloo on localhost.
 
-    `worker` must be importable (defined in a module, not in a notebook) and its return value
-    made of tensors, numbers, strings, lists, tuples and dicts. Returns those values in rank
-    order. A worker that raises makes this raise with its traceback; a run longer than
-    `timeout_s` seconds is terminated with a `TimeoutError`.
+    `worker` must be importable (defined in a module, not in a notebook) and return tensors,
+    numbers, strings, lists, tuples and dicts. Every rank receives its own copy of `args`.
+    Returns the workers' values in rank order. A worker that raises makes this raise with its
+    traceback; a run longer than `timeout_s` seconds is terminated with a `TimeoutError`.
     """
+    # Serialized here, so each rank unpickles private copies: torch.multiprocessing would
+    # otherwise pass tensors through shared memory, and every rank (and this process) would
+    # train one and the same set of weights.
+    buffer = io.BytesIO()
+    torch.save((worker, args), buffer)
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="torch-distributed-") as result_dir:
-        context = mp.start_processes(_run_rank, args=(worker, args, world_size, port, result_dir),
-                                     nprocs=world_size, join=False, start_method="spawn")
+        context = mp.start_processes(_run_rank, args=(buffer.getvalue(), world_size, port, result_dir),
+                                     nprocs=world_size, join=False, start_method=_start_method())
         deadline = time.monotonic() + timeout_s
-        while not context.join(timeout=0.2):  # True once every rank has exited cleanly
+        while not context.join(timeout=0.1):  # True once every rank has exited cleanly
             if time.monotonic() > deadline:
                 for process in context.processes:
                     if process.is_alive():
@@ -67,9 +75,24 @@ def launch(worker: Callable[..., Any], *args: Any, world_size: int = 2, timeout_
                 for rank in range(world_size)]
 
 
-def _run_rank(rank: int, worker: Callable[..., Any], args: tuple, world_size: int, port: int,
-              result_dir: str) -> None:
-    """The body of one spawned process: join the group, run the worker, save its result."""
+def _start_method() -> str:
+    """"forkserver" where the platform has it (Linux, macOS), else "spawn" (Windows).
+
+    Both start clean processes that import the worker by name (a process forked from a parent
+    running threads, as "fork" does, can deadlock). "spawn" pays a fresh `import torch` in every
+    rank at every launch; the fork server imports torch once and forks ready ranks from it, so
+    after the first launch a run starts in a fraction of a second.
+    """
+    if "forkserver" not in mp.get_all_start_methods():
+        return "spawn"
+    # torch._dynamo too: DistributedDataParallel imports it, seconds that each rank would repeat.
+    mp.set_forkserver_preload(["torch", "torch.distributed", "torch._dynamo", __name__])
+    return "forkserver"
+
+
+def _run_rank(rank: int, payload: bytes, world_size: int, port: int, result_dir: str) -> None:
+    """The body of one rank's process: join the group, run the worker, save its result."""
+    worker, args = torch.load(io.BytesIO(payload), weights_only=False)  # our own pickle, from launch()
     os.environ["MASTER_ADDR"] = "127.0.0.1"  # every rank on this machine, over loopback
     os.environ["MASTER_PORT"] = str(port)
     # The ranks share the machine's cores; more threads than cores would make them fight.
@@ -140,55 +163,61 @@ def model_parallel_worker(rank: int, world_size: int, stages: Sequence[nn.Module
     start, end) with activity in ACTIVITY_COLORS and times from `time.perf_counter()`.
     """
     stage = stages[rank]
+    # The first pass is a warm-up that is not returned: the first backward() of a process pays
+    # one-off costs (autograd's worker thread, memory allocation) that are not parallelism.
+    counts = [microbatch_counts[0], *microbatch_counts]
+    return [_pipeline_pass(rank, world_size, stage, x, y, m) for m in counts][1:]
+
+
+def _pipeline_pass(rank: int, world_size: int, stage: nn.Module, x: torch.Tensor, y: torch.Tensor,
+                   m: int) -> dict[str, Any]:
+    """One forward and backward pass of this rank's stage over m micro-batches (see above)."""
     first, last = rank == 0, rank == world_size - 1
-    results = []
-    for m in microbatch_counts:
-        stage.zero_grad(set_to_none=True)
-        xs, ys = x.tensor_split(m), y.tensor_split(m)
-        events: list[tuple[str, int, float, float]] = []
-        inputs, outputs = [], []
-        total_loss, bytes_sent = 0.0, 0
-        dist.barrier()  # start every schedule together
+    stage.zero_grad(set_to_none=True)
+    xs, ys = x.tensor_split(m), y.tensor_split(m)
+    events: list[tuple[str, int, float, float]] = []
+    inputs, outputs = [], []
+    total_loss, bytes_sent = 0.0, 0
 
-        def send(t: torch.Tensor, dst: int, i: int) -> None:
-            nonlocal bytes_sent
-            start = time.perf_counter()
-            dist.send(torch.tensor(t.shape), dst=dst)  # the shape first, so the receiver can allocate
-            dist.send(t.contiguous(), dst=dst)
-            bytes_sent += t.numel() * t.element_size()
-            events.append(("send", i, start, time.perf_counter()))
+    def send(t: torch.Tensor, dst: int, i: int) -> None:
+        nonlocal bytes_sent
+        start = time.perf_counter()
+        dist.send(torch.tensor(t.shape), dst=dst)  # the shape first, so the receiver can allocate
+        dist.send(t.contiguous(), dst=dst)
+        bytes_sent += t.numel() * t.element_size()
+        events.append(("send", i, start, time.perf_counter()))
 
-        def recv(src: int, i: int) -> torch.Tensor:
-            start = time.perf_counter()
-            shape = torch.empty(2, dtype=torch.int64)
-            dist.recv(shape, src=src)
-            t = torch.empty(*shape.tolist())
-            dist.recv(t, src=src)
-            events.append(("wait", i, start, time.perf_counter()))
-            return t
+    def recv(src: int, i: int) -> torch.Tensor:
+        start = time.perf_counter()
+        shape = torch.empty(2, dtype=torch.int64)
+        dist.recv(shape, src=src)
+        t = torch.empty(*shape.tolist())
+        dist.recv(t, src=src)
+        events.append(("wait", i, start, time.perf_counter()))
+        return t
 
-        for i in range(m):  # forward, micro-batch after micro-batch
-            inp = xs[i] if first else recv(rank - 1, i).requires_grad_()
-            start = time.perf_counter()
-            out = stage(inp)
-            if last:  # scale each micro-batch's mean so that the sum is the whole batch's mean
-                out = F.mse_loss(out, ys[i]) * (len(ys[i]) / len(y))
-                total_loss += out.item()
-            events.append(("forward", i, start, time.perf_counter()))
-            if not last:
-                send(out.detach(), rank + 1, i)
-            inputs.append(inp)
-            outputs.append(out)
-        for i in range(m):  # backward: gradients flow from the last stage to the first
-            grad_out = None if last else recv(rank + 1, i)
-            start = time.perf_counter()
-            outputs[i].backward(grad_out)  # accumulates into this stage's .grad
-            events.append(("backward", i, start, time.perf_counter()))
-            if not first:
-                send(inputs[i].grad, rank - 1, i)
-        results.append({"microbatches": m, "grads": [p.grad.clone() for p in stage.parameters()],
-                        "loss": total_loss if last else None, "bytes_sent": bytes_sent, "events": events})
-    return results
+    dist.barrier()  # start together
+    for i in range(m):  # forward, micro-batch after micro-batch
+        inp = xs[i] if first else recv(rank - 1, i).requires_grad_()
+        start = time.perf_counter()
+        out = stage(inp)
+        if last:  # scale each micro-batch's mean so that the sum is the whole batch's mean
+            out = F.mse_loss(out, ys[i]) * (len(ys[i]) / len(y))
+            total_loss += out.item()
+        events.append(("forward", i, start, time.perf_counter()))
+        if not last:
+            send(out.detach(), rank + 1, i)
+        inputs.append(inp)
+        outputs.append(out)
+    for i in range(m):  # backward: gradients flow from the last stage to the first
+        grad_out = None if last else recv(rank + 1, i)
+        start = time.perf_counter()
+        outputs[i].backward(grad_out)  # accumulates into this stage's .grad
+        events.append(("backward", i, start, time.perf_counter()))
+        if not first:
+            send(inputs[i].grad, rank - 1, i)
+    return {"microbatches": m, "grads": [p.grad.clone() for p in stage.parameters()],
+            "loss": total_loss if last else None, "bytes_sent": bytes_sent, "events": events}
 
 
 def plot_timeline(events_by_rank: Sequence[Sequence[tuple[str, int, float, float]]], title: str = "",
@@ -198,6 +227,8 @@ def plot_timeline(events_by_rank: Sequence[Sequence[tuple[str, int, float, float
     `events_by_rank[r]` is rank r's list of (activity, micro-batch, start, end) in seconds of one
     shared clock; the plot starts at the earliest event. Gaps and grey bars are idle time.
     """
+    import matplotlib.pyplot as plt
+
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 0.8 + 0.6 * len(events_by_rank)))
     t0 = min(start for events in events_by_rank for _, _, start, _ in events)
@@ -223,9 +254,8 @@ def _span_ms(events_by_rank: Sequence[Sequence[tuple[str, int, float, float]]]) 
     return (max(ends) - min(starts)) * 1e3
 
 
-def busy_fraction(events: Sequence[tuple[str, int, float, float]]) -> float:
-    """The share of a rank's time span (first to last event) spent computing forward or backward."""
-    start = min(s for _, _, s, _ in events)
-    end = max(e for _, _, _, e in events)
-    busy = sum(e - s for activity, _, s, e in events if activity in ("forward", "backward"))
-    return busy / (end - start) if end > start else 0.0
+def utilization(events_by_rank: Sequence[Sequence[tuple[str, int, float, float]]]) -> list[float]:
+    """Per rank, the share of the whole run (first event of any rank to last) spent computing."""
+    span_ms = _span_ms(events_by_rank)
+    return [sum(e - s for activity, _, s, e in events if activity in ("forward", "backward")) * 1e3 / span_ms
+            for events in events_by_rank]

@@ -1,0 +1,108 @@
+"""Reference answers of 02_autograd: the two-layer net of 01 with PyTorch tensors and autograd.
+
+Shapes use the lectures' names: x (N, D_in), w1 (D_in, H), w2 (H, D_out), y (N, D_out).
+The `answer_*` values are the answers to the notebook's questions about the lecture's linear regression
+graph (seed 000: x, y data; w, b parameters; prediction = x @ w.T + b; loss = mean((prediction - y) ** 2)).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import torch
+
+
+def torch_mlp_forward(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+    """relu(x @ w1) @ w2 with torch operations, recorded by autograd when w1 or w2 requires grad.
+
+    x: (N, D_in), w1: (D_in, H), w2: (H, D_out), on one device with one dtype. Returns y_pred: (N, D_out).
+    """
+    return x.mm(w1).clamp(min=0).mm(w2)
+
+
+def autograd_gradients(x: torch.Tensor, y: torch.Tensor, w1: torch.Tensor,
+                       w2: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradients of sum((torch_mlp_forward(x, w1, w2) - y) ** 2) with respect to w1 and w2, by loss.backward().
+
+    x: (N, D_in), y: (N, D_out); w1: (D_in, H) and w2: (H, D_out) are leaves with requires_grad=True.
+    Returns (grad_w1, grad_w2) of shapes (D_in, H) and (H, D_out): the gradients of this loss alone,
+    whatever w1.grad and w2.grad held before. On return w1.grad and w2.grad are None.
+    """
+    w1.grad = None  # backward() adds to .grad: start from nothing
+    w2.grad = None
+    loss = ((torch_mlp_forward(x, w1, w2) - y) ** 2).sum()
+    loss.backward()
+    grad_w1, grad_w2 = w1.grad, w2.grad
+    w1.grad = None  # hand the gradients over and leave nothing behind to accumulate
+    w2.grad = None
+    return grad_w1, grad_w2
+
+
+def train_autograd_mlp(x: torch.Tensor, y: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
+                       learning_rate: float, steps: int) -> list[float]:
+    """Full-batch gradient descent with autograd, updating the caller's leaves w1 and w2 in place.
+
+    x: (N, D_in), y: (N, D_out); w1: (D_in, H), w2: (H, D_out) leaves with requires_grad=True.
+    Returns losses: a list of `steps` floats, losses[t] being the loss before update t. On return
+    w1 and w2 are the same tensor objects, still leaves that require grad, holding the trained values.
+    """
+    losses = []
+    for _ in range(steps):
+        loss = ((torch_mlp_forward(x, w1, w2) - y) ** 2).sum()
+        losses.append(loss.item())
+        loss.backward()
+        with torch.no_grad():  # the update is not part of the model: do not record it
+            w1 -= learning_rate * w1.grad
+            w2 -= learning_rate * w2.grad
+        w1.grad = None  # the next backward() would add to these
+        w2.grad = None
+    return losses
+
+
+def graph_ops(t: torch.Tensor) -> list[str]:
+    """Names of the backward nodes reachable from t.grad_fn, breadth-first, each node once.
+
+    t: any tensor. Returns type(node).__name__ for every node reachable from t.grad_fn through
+    next_functions (AccumulateGrad nodes included, None entries skipped), starting with t.grad_fn and
+    visiting each node's next_functions in order. A node reached along several paths appears once;
+    distinct nodes of the same type each appear. [] when t.grad_fn is None.
+    """
+    if t.grad_fn is None:
+        return []
+    seen = {t.grad_fn}
+    queue = deque([t.grad_fn])
+    names = []
+    while queue:
+        node = queue.popleft()
+        names.append(type(node).__name__)
+        for next_node, _ in node.next_functions:
+            if next_node is not None and next_node not in seen:
+                seen.add(next_node)
+                queue.append(next_node)
+    return names
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    """t's values as a NumPy array of t's shape and dtype, for a tensor on any device, requiring grad or not."""
+    return t.detach().cpu().numpy()
+
+
+# Answers to the questions about the lecture's linear regression graph.
+answer_is_leaf = {"x": True, "w": True, "prediction": False, "loss": False}
+answer_requires_grad = {"x": False, "w": True, "prediction": True, "loss": True}
+# After loss.backward(): is t.grad None?
+answer_grad_is_none = {"x": True, "w": False, "prediction": True}
+# loss.detach(): does it require grad, does it share memory with loss; does loss.numpy() raise?
+answer_detach = {"requires_grad": False, "shares_memory": True, "numpy_raises": True}
+# val_prediction made under torch.no_grad(): requires grad? a leaf? does backward() of a loss built on it raise?
+answer_no_grad = {"requires_grad": False, "is_leaf": True, "backward_raises": True}
+
+
+def answer_retain_grad(prediction: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """What prediction.grad holds after prediction.retain_grad(); loss.backward(), for loss = mean((prediction - y)**2).
+
+    prediction, y: (N, 1). Returns d loss / d prediction = 2 (prediction - y) / prediction.numel(): (N, 1).
+    In the notebook the answer is this tensor for the notebook's prediction and y.
+    """
+    return 2 * (prediction - y).detach() / prediction.numel()

@@ -1,0 +1,118 @@
+"""Reference answers of 08_gpu_batch_timing: devices, timing a train step, batch-size sweeps.
+
+Decisions the notebook states:
+- `time_train_step` makes its input from `model.input_shape`, the shape of ONE sample
+  (e.g. (784,) or (3, 32, 32)); the batch is (batch_size, *model.input_shape). Labels are all
+  class 0: a label's value does not change the cost of cross-entropy, and class 0 exists for
+  every classifier.
+- It runs `warmup` untimed steps, then `repeats` timed ones (exactly warmup + repeats forward
+  passes), and returns the median. Each timed step is bracketed by `torch.utils.benchmark.timer()`,
+  a clock that synchronizes the accelerator before reading the time, so queued GPU work is counted.
+  It runs with the threads PyTorch already uses (`torch.get_num_threads()`); it does not go
+  through `benchmark.Timer`, which would drop to 1 thread by default and add warm-up runs of its own.
+- `find_saturation` returns the smallest batch size whose samples/s is within `tolerance`
+  (10%) of the best samples/s measured: past it, bigger batches buy less than 10% more throughput.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+import torch.utils.benchmark as benchmark
+from torch import nn
+
+LEARNING_RATE = 1e-3  # the step's value only matters in that the step really updates the model
+
+
+def get_device() -> torch.device:
+    """torch.device("cuda") if CUDA is available, else torch.device("mps") if MPS is, else "cpu"."""
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def to_device(batch: Any, device: torch.device) -> Any:
+    """`batch` with every tensor moved to `device`, at any depth of tuples, lists and dicts.
+
+    Containers keep their type (a tuple stays a tuple, a dict keeps its keys); anything that is
+    not a tensor or a container (ints, strings, None) comes back as it is.
+    """
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        return {key: to_device(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(to_device(item, device) for item in batch)
+    return batch
+
+
+def time_train_step(model: nn.Module, batch_size: int, device: torch.device, warmup: int,
+                    repeats: int) -> float:
+    """Median seconds of one training step (zero_grad, forward, cross-entropy, backward, SGD step).
+
+    x: (batch_size, *model.input_shape) standard normal, y: (batch_size,) zeros, both on `device`.
+    `warmup` untimed steps first (lazy initialization, allocator, cuDNN autotuning), then `repeats`
+    timed steps, each between two calls of a clock that synchronizes the accelerator.
+    """
+    model = model.to(device)
+    x = torch.randn(batch_size, *model.input_shape, device=device)
+    y = torch.zeros(batch_size, dtype=torch.long, device=device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+
+    def step() -> None:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(repeats):
+        start = benchmark.timer()  # synchronizes CUDA/MPS first: earlier work is not billed here
+        step()
+        times.append(benchmark.timer() - start)  # ...and waits for this step's kernels to finish
+    return statistics.median(times)
+
+
+def batch_size_sweep(make_model: Callable[[], nn.Module], batch_sizes: Sequence[int],
+                     device: torch.device, warmup: int = 3, repeats: int = 10) -> list[dict]:
+    """One `time_train_step` per batch size, each on a fresh `make_model()`, warm-up included.
+
+    Returns [{"batch_size": b, "seconds": s, "samples_per_second": b / s}, ...] in the order of
+    `batch_sizes`; seconds is the median time of one step on a batch of b samples.
+    """
+    results = []
+    for batch_size in batch_sizes:
+        seconds = time_train_step(make_model(), batch_size, device, warmup, repeats)
+        results.append({"batch_size": batch_size, "seconds": seconds,
+                        "samples_per_second": batch_size / seconds})
+    return results
+
+
+def find_saturation(results: Sequence[dict], tolerance: float = 0.1) -> int:
+    """The smallest batch size whose samples/s is within `tolerance` of the best measured.
+
+    results: dicts with "batch_size" and "samples_per_second", in any order. A batch size b
+    qualifies when samples_per_second(b) * (1 + tolerance) >= max samples_per_second.
+    """
+    best = max(r["samples_per_second"] for r in results)
+    for r in sorted(results, key=lambda r: r["batch_size"]):
+        if r["samples_per_second"] * (1 + tolerance) >= best:
+            return r["batch_size"]
+    raise AssertionError("unreachable: the best batch size always qualifies")
+
+
+def peak_tflops(sm_count: int, cores_per_sm: int, flops_per_cycle: float, ghz: float) -> float:
+    """Peak TFLOP/s = SMs x cores per SM x FLOPs per core per cycle x clock (GHz) / 1000.
+
+    RTX 3090: 82 x 128 x 2 (a fused multiply-add is 2 FLOPs) x 1.695 = 35.6 TFLOP/s (FP32).
+    """
+    return sm_count * cores_per_sm * flops_per_cycle * ghz / 1e3

@@ -1,0 +1,14 @@
+"""evaluate divides the number of correct predictions by the number of batches instead of samples."""
+# replaces: evaluate
+# caught by: test_evaluate, test_evaluate_hidden
+def evaluate(model, loader, loss_fn, device):
+    model.eval()
+    total_loss, correct, count = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            logits = model(x)
+            total_loss += loss_fn(logits, y).item() * len(x)
+            correct += (logits.argmax(dim=1) == y).sum().item()
+            count += len(x)
+    return total_loss / count, correct / len(loader)
