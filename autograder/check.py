@@ -33,6 +33,7 @@ from autograder.engine import (
     default_jobs,
     run_jobs,
 )
+from autograder.kernel_server import KernelServer
 from autograder.layout import Course
 from autograder.mutants import Mutant, MutantError, apply_mutant, parse_mutant
 from autograder.notebooks import (
@@ -222,13 +223,19 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
 
 
 def check(course: Course, requested: list[str] | None = None, n_jobs: int | None = None,
-          timeout: int | None = None, progress=None) -> list[AssignmentReport]:
-    """Run every gate of the requested assignments; returns one report per assignment."""
+          timeout: int | None = None, progress=None, warm_kernels: bool | None = None
+          ) -> list[AssignmentReport]:
+    """Run every gate of the requested assignments; returns one report per assignment.
+
+    warm_kernels: fork kernels from a KernelServer (default: yes, unless
+    AUTOGRADER_WARM_KERNELS=0).
+    """
     assignments = course.select(requested)
     if not assignments:
         return []
     (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="check-", dir=course.build_dir / "work") as tmp:
+    with KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
+            prefix="check-", dir=course.build_dir / "work") as tmp:
         template = build_template(course.source_dir, assignments, Path(tmp) / "template")
         plans = [plan_assignment(course, template, a, Path(tmp) / "mutants", timeout)
                  for a in assignments]
@@ -237,7 +244,7 @@ def check(course: Course, requested: list[str] | None = None, n_jobs: int | None
         order = {"solution": 0, "release": 2}
         jobs = sorted((job for p in plans for job in p.jobs),
                       key=lambda j: order.get(j.label, 1))
-        results = run_jobs(jobs, n_jobs, on_result=progress)
+        results = run_jobs(jobs, n_jobs, on_result=progress, kernel_server=server.socket)
     return [evaluate(p, template, [r for r in results if r.assignment == p.assignment],
                      extra[p.assignment]) for p in plans]
 
@@ -275,6 +282,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", type=Path, default=None,
                         help=f"JSON report (default: build/{REPORT_NAME})")
     parser.add_argument("--quiet", "-q", action="store_true", help="no line per graded run")
+    parser.add_argument("--cold-kernels", action="store_true",
+                        help="start every kernel from scratch instead of forking it from a warm "
+                             "kernel server (slower; for comparison and debugging)")
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
@@ -288,7 +298,8 @@ def run(args: argparse.Namespace, course: Course) -> int:
                   f"{result.seconds:5.1f} s", file=sys.stderr, flush=True)
 
     try:
-        reports = check(course, args.assignments, args.jobs, args.timeout, progress)
+        reports = check(course, args.assignments, args.jobs, args.timeout, progress,
+                        warm_kernels=False if args.cold_kernels else None)
     except GenerationError as error:
         print(f"check stopped: {error}")
         return 2

@@ -31,12 +31,13 @@ def ensure_tools_on_path() -> None:
 
 
 def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int | None = None,
-                restore_missing_cells: bool = True) -> Config:
+                restore_missing_cells: bool = True, kernel_server: str | None = None) -> Config:
     """The settings of nbgrader_config.py with the course folder at `course_dir`.
 
     db_path: the gradebook (default `course_dir/gradebook.db`); timeout: seconds per cell,
     overriding the file's; restore_missing_cells=False when a notebook is deliberately cut short
-    (a mutant is graded only up to the last test it names).
+    (a mutant is graded only up to the last test it names); kernel_server: the socket of a
+    kernel server (autograder/kernel_server.py) to fork kernels from.
     """
     loader = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent))
     config = loader.load_config()
@@ -52,5 +53,16 @@ def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int |
     if timeout is not None:
         overrides.Execute.timeout = int(timeout)
     overrides.OverwriteCells.add_missing_cells = bool(restore_missing_cells)
+    if kernel_server:
+        from nbgrader.converters import Autograde
+        from nbgrader.preprocessors import Execute
+
+        from autograder.warm_kernel import WarmExecute
+
+        pipeline = config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()[
+            "autograde_preprocessors"].default()
+        overrides.Autograde.autograde_preprocessors = [
+            WarmExecute if step is Execute else step for step in pipeline]
+        overrides.WarmExecute.kernel_server = kernel_server
     config.merge(overrides)
     return config

@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from io import StringIO
 from pathlib import Path
 
@@ -115,6 +115,29 @@ def _release(logger: logging.Logger) -> None:
     logging.Logger.manager.loggerDict.pop(logger.name, None)
 
 
+def new_gradebook(path: Path) -> None:
+    """Create an empty nbgrader gradebook at `path`, as nbgrader would, without its subprocess.
+
+    On a fresh database nbgrader runs `alembic heads` as a subprocess to stamp the schema
+    version: seconds of interpreter start-up, and FileNotFoundError where alembic is not on
+    PATH. The same head revision is read here in-process from nbgrader's migration scripts.
+    """
+    from alembic.script import ScriptDirectory
+    from nbgrader.api import Base
+    from nbgrader.dbutil import ALEMBIC_DIR
+    from sqlalchemy import create_engine, text
+
+    head = ScriptDirectory(ALEMBIC_DIR).get_current_head()
+    engine = create_engine(f"sqlite:///{Path(path).resolve()}", future=True)
+    try:
+        Base.metadata.create_all(bind=engine)
+        with engine.begin() as conn:
+            conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+            conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": head})
+    finally:
+        engine.dispose()
+
+
 class GenerationError(RuntimeError):
     """nbgrader generate_assignment failed; the message holds its log."""
 
@@ -134,6 +157,7 @@ def build_template(source_dir: Path, assignments: Sequence[str], dest: Path) -> 
             link.symlink_to(Path(source_dir).resolve() / assignment, target_is_directory=True)
         nb = read_notebook(link / f"{assignment}.ipynb")
         infos[assignment] = AssignmentInfo(assignment, test_points(nb), tuple(solution_ids(nb)))
+    new_gradebook(dest / "gradebook.db")
     config = load_config(dest)
     for assignment in assignments:
         logger, buffer = _capture("generate")
@@ -169,6 +193,7 @@ class GradeJob:
     feedback_dir: Path | None = None  # write <assignment>.html here
     autograded_dir: Path | None = None  # keep the executed notebook here (instructors only)
     warnings: tuple[str, ...] = ()  # found while collecting the submission; carried to the result
+    kernel_server: str | None = None  # socket of a warm kernel server; None: ordinary kernels
 
 
 @dataclass
@@ -308,7 +333,7 @@ def _autograde(job: GradeJob, nb: NotebookNode, result: GradeResult) -> None:
             (Path(job.template_dir) / "source" / assignment).resolve(), target_is_directory=True)
         shutil.copyfile(Path(job.template_dir) / "gradebook.db", course / "gradebook.db")
         write_notebook(nb, course / "submitted" / student / assignment / f"{assignment}.ipynb")
-        config = load_config(course, timeout=job.timeout,
+        config = load_config(course, timeout=job.timeout, kernel_server=job.kernel_server,
                              restore_missing_cells=job.restore_missing_cells)
         logger, buffer = _capture("autograde")
         try:
@@ -381,8 +406,12 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 
 
 def run_jobs(jobs: Sequence[GradeJob], n_jobs: int | None = None,
-             on_result: Callable[[GradeResult], None] | None = None) -> list[GradeResult]:
+             on_result: Callable[[GradeResult], None] | None = None,
+             kernel_server: str | None = None) -> list[GradeResult]:
     """Grade every job, `n_jobs` at a time; results in the order of `jobs`.
+
+    kernel_server: the socket of a running KernelServer (autograder/kernel_server.py), given
+    to every job: kernels are then forked warm instead of started cold.
 
     Jobs always run in worker processes, even with n_jobs=1: the terminal stays quiet and a
     crash cannot take the caller down. A worker that dies takes its pool with it; the jobs it
@@ -399,6 +428,8 @@ def run_jobs(jobs: Sequence[GradeJob], n_jobs: int | None = None,
 
     if not jobs:
         return []
+    if kernel_server:
+        jobs = [replace(job, kernel_server=kernel_server) for job in jobs]
     broken: list[int] = []
     with _pool(min(n_jobs, len(jobs))) as pool:
         futures = {pool.submit(grade_submission, job): i for i, job in enumerate(jobs)}

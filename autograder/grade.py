@@ -37,6 +37,7 @@ from autograder.engine import (
     default_jobs,
     run_jobs,
 )
+from autograder.kernel_server import KernelServer
 from autograder.layout import Course
 
 CSV_COLUMNS = ("student_id", "assignment", "score", "max_score", "status", "reason", "warnings")
@@ -146,13 +147,19 @@ def _row(sub: Submission, result: GradeResult | None, max_score: float | None) -
 
 
 def grade(course: Course, submitted: Path, out: Path, requested: list[str] | None = None,
-          n_jobs: int | None = None, timeout: int | None = None, progress=None) -> list[dict]:
-    """Grade every submission under `submitted`; writes out/grades.csv, grades.json, feedback/."""
+          n_jobs: int | None = None, timeout: int | None = None, progress=None,
+          warm_kernels: bool | None = None) -> list[dict]:
+    """Grade every submission under `submitted`; writes out/grades.csv, grades.json, feedback/.
+
+    warm_kernels: fork kernels from a KernelServer (default: yes, unless
+    AUTOGRADER_WARM_KERNELS=0).
+    """
     assignments = course.select(requested)
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     subs = collect(submitted, assignments, course.assignments())
     (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="grade-", dir=course.build_dir / "work") as tmp:
+    with KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
+            prefix="grade-", dir=course.build_dir / "work") as tmp:
         template = build_template(course.source_dir, assignments, Path(tmp) / "template")
         todo = [s for s in subs if s.notebook is not None]
         jobs = [GradeJob(student_id=s.student_id, assignment=s.assignment, notebook=s.notebook,
@@ -161,7 +168,8 @@ def grade(course: Course, submitted: Path, out: Path, requested: list[str] | Non
                          feedback_dir=out / "feedback" / s.student_id / s.assignment,
                          autograded_dir=out / "autograded" / s.student_id / s.assignment)
                 for s in todo]
-        results = {id(s): r for s, r in zip(todo, run_jobs(jobs, n_jobs, on_result=progress))}
+        graded = run_jobs(jobs, n_jobs, on_result=progress, kernel_server=server.socket)
+        results = {id(s): r for s, r in zip(todo, graded)}
     rows, records = [], []
     for sub in subs:
         result = results.get(id(sub))
@@ -188,6 +196,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="grade only this assignment (repeatable; default: every one in source/)")
     parser.add_argument("--timeout", type=int, default=None,
                         help="seconds per cell (default: nbgrader_config.py's, 60)")
+    parser.add_argument("--cold-kernels", action="store_true",
+                        help="start every kernel from scratch instead of forking it from a warm "
+                             "kernel server")
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
@@ -209,7 +220,8 @@ def run(args: argparse.Namespace, course: Course) -> int:
             print(f"    warning: {warning}", file=sys.stderr, flush=True)
 
     try:
-        rows = grade(course, args.submitted, out, args.assignment, args.jobs, args.timeout, progress)
+        rows = grade(course, args.submitted, out, args.assignment, args.jobs, args.timeout, progress,
+                     warm_kernels=False if args.cold_kernels else None)
     except GenerationError as error:
         print(f"grade stopped: {error}")
         return 2

@@ -124,7 +124,7 @@ def finetune_data(n_train: int | None = None, n_val: int | None = None, seed: in
     """ImageNet weights + a CIFAR-10 subset when online, else weights=None + digits; prints which.
 
     Sizes default to what runs in seconds: online 5000/1000 images with a GPU and 500/250
-    without (224x224 inputs cost ~40x more than 32x32), offline 600/300 digits at 32x32.
+    without (224x224 inputs cost ~40x more than 32x32), offline 300/150 digits at 32x32.
     `offline=True` forces the offline path, as does PYTORCH_COURSE_OFFLINE=1; `gpu` defaults to
     whether CUDA or MPS is available. Nothing is downloaded when the hosts are unreachable.
     """
@@ -144,7 +144,7 @@ def finetune_data(n_train: int | None = None, n_val: int | None = None, seed: in
             if not quiet:
                 print(data.description)
             return data
-    data = _offline_data(n_train or 600, n_val or 300, seed, reason)
+    data = _offline_data(n_train or 300, n_val or 150, seed, reason)
     if not quiet:
         print(data.description)
     return data

@@ -220,6 +220,49 @@ def _pipeline_pass(rank: int, world_size: int, stage: nn.Module, x: torch.Tensor
             "loss": total_loss if last else None, "bytes_sent": bytes_sent, "events": events}
 
 
+def draw_strategies(world_size: int = 2) -> plt.Figure:
+    """A sketch of the two ways to split training over devices, data parallel and model parallel."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+    box = {"boxstyle": "round,pad=0.4", "edgecolor": "#334155"}
+    arrow = {"arrowstyle": "-|>", "color": "#475569", "lw": 1.3}
+    both = {"arrowstyle": "<|-|>", "color": "#a855f7", "lw": 1.5}
+    ranks_x = [0.25 + 0.5 * r / max(1, world_size - 1) for r in range(world_size)]
+
+    ax = axes[0]
+    for r, x in enumerate(ranks_x):
+        ax.text(x, 0.88, f"batch slice {r + 1} of {world_size}", ha="center", fontsize=8)
+        ax.text(x, 0.55, f"rank {r}\nlayer 1\nlayer 2\n(full copy)", ha="center", va="center", fontsize=9,
+                bbox={**box, "facecolor": "#bfdbfe"})
+        ax.annotate("", xy=(x, 0.72), xytext=(x, 0.85), arrowprops=arrow)
+    ax.annotate("", xy=(ranks_x[-1] - 0.12, 0.55), xytext=(ranks_x[0] + 0.12, 0.55), arrowprops=both)
+    ax.text(0.5, 0.6, "gradients", ha="center", fontsize=8)
+    ax.text(0.5, 0.12, "all-reduce: average the gradients\n(every step, size of the model)", ha="center",
+            fontsize=8, color="#7e22ce")
+    ax.set_title("data parallel: split the batch", fontsize=10)
+
+    ax = axes[1]
+    for r, x in enumerate(ranks_x):
+        ax.text(x, 0.55, f"rank {r}\nlayer {r + 1}", ha="center", va="center", fontsize=9,
+                bbox={**box, "facecolor": "#bbf7d0"})
+    ax.text(ranks_x[0], 0.88, "whole batch", ha="center", fontsize=8)
+    ax.annotate("", xy=(ranks_x[0], 0.66), xytext=(ranks_x[0], 0.85), arrowprops=arrow)
+    ax.annotate("", xy=(ranks_x[-1] - 0.1, 0.6), xytext=(ranks_x[0] + 0.1, 0.6), arrowprops=arrow)
+    ax.annotate("", xy=(ranks_x[0] + 0.1, 0.48), xytext=(ranks_x[-1] - 0.1, 0.48), arrowprops=arrow)
+    ax.text(0.5, 0.66, "activations", ha="center", fontsize=8)
+    ax.text(0.5, 0.38, "their gradients", ha="center", fontsize=8)
+    ax.text(0.5, 0.12, "send / recv between neighbours\n(every micro-batch, size of the activations)",
+            ha="center", fontsize=8, color="#7e22ce")
+    ax.set_title("model parallel: split the layers", fontsize=10)
+    for ax in axes:
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
 def plot_timeline(events_by_rank: Sequence[Sequence[tuple[str, int, float, float]]], title: str = "",
                   ax: plt.Axes | None = None) -> plt.Axes:
     """One row per rank: when it computed (forward, backward), sent, or waited for a message.

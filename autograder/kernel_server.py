@@ -1,0 +1,294 @@
+"""Warm kernels: fork each grading kernel from a process that has already imported torch.
+
+A fresh IPython kernel spends ~1 s starting and ~2 s importing torch before the notebook's
+first line does any work; a check of the course starts about sixty of them. The kernel server
+pays that once: it imports ipykernel, numpy and torch, then waits on a Unix socket. A kernel
+start becomes a tiny *launcher* process (what jupyter_client actually starts, see
+autograder/warm_kernel.py) that asks the server to fork; the forked child takes the
+launcher's stdin/stdout/stderr, environment and working folder, and runs ipykernel exactly
+as `python -m ipykernel_launcher` would. Each kernel is still a separate process with a
+private copy of memory: nothing one notebook does reaches another. The preloaded modules read
+their environment variables at import, in the server; a kernel's environment differs from the
+server's only by what jupyter_client and nbgrader add (JPY_PARENT_PID, passed on again below,
+and NBGRADER_EXECUTION, which only notebooks read).
+
+The launcher stands in for the kernel towards jupyter_client: signals it receives (the
+timeout's interrupt, a shutdown) are passed on, and it exits with the kernel's exit status,
+so a kernel killed by `os._exit` is seen as dead. If the launcher is killed outright, the
+server kills the kernel. When no server answers, the launcher simply execs the ordinary
+kernel command. Nothing here imports more than the standard library.
+
+    python -m autograder.kernel_server serve SOCKET           # the server (started for you)
+    python -m autograder.kernel_server launch SOCKET -- CMD   # a launcher (jupyter_client's)
+"""
+
+from __future__ import annotations
+
+import array
+import atexit
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# Imported once in the server, inherited by every kernel: the costly, side-effect-free ones.
+PRELOAD = ("numpy", "torch", "IPython", "ipykernel.kernelapp", "ipykernel.ipkernel")
+_LAUNCH_TIMEOUT = 30.0
+_RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+            signal.SIGUSR2)
+
+
+# -- wire format: 3 bytes + stdin/stdout/stderr fds, then a length-prefixed JSON request ----------
+
+def _recv_exactly(conn: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("peer closed")
+        data += chunk
+    return data
+
+
+def _recv_request(conn: socket.socket) -> tuple[dict, list[int]]:
+    fds = array.array("i")
+    msg, ancdata, _, _ = conn.recvmsg(3, socket.CMSG_SPACE(3 * fds.itemsize))
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[:len(data) - (len(data) % fds.itemsize)])
+    msg += _recv_exactly(conn, 3 - len(msg))
+    (length,) = struct.unpack("!I", _recv_exactly(conn, 4))
+    return json.loads(_recv_exactly(conn, length)), list(fds)
+
+
+# -- the server ---------------------------------------------------------------------------------------
+
+def _run_kernel(request: dict, fds: list[int]) -> int:
+    """In the forked child: become the kernel the launcher asked for; returns its exit code."""
+    os.setsid()
+    for fd, target in zip(fds, (0, 1, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    for signum in (*_RELAYED, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    args = list(request["args"])
+    if os.environ.get("JPY_PARENT_PID"):  # ipykernel read it at import, in the server: say it again
+        args.append(f"--IPKernelApp.parent_handle={int(os.environ['JPY_PARENT_PID'])}")
+    sys.argv = ["ipykernel_launcher", *args]
+    code = 0
+    try:
+        from ipykernel import kernelapp
+
+        kernelapp.launch_new_instance()
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def serve(path: str) -> None:
+    """Listen on `path`, preload, fork a kernel per request; exit when the parent goes.
+
+    The socket listens before the preloading starts: launchers that come early wait in its
+    backlog instead of falling back to a cold kernel.
+    """
+    if sys.path and Path(sys.path[0] or ".").resolve() == Path.cwd():
+        del sys.path[0]  # like ipykernel_launcher: the kernel adds its own folder back
+    parent = os.getppid()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(128)
+    print("listening", flush=True)
+    for module in PRELOAD:
+        try:
+            __import__(module)
+        except ImportError:
+            pass
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    children: dict[int, socket.socket] = {}
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while os.getppid() == parent:
+            for key, _ in selector.select(timeout=0.05):
+                if key.fileobj is listener:
+                    conn, _ = listener.accept()
+                    try:
+                        request, fds = _recv_request(conn)
+                    except (OSError, ValueError, ConnectionError):
+                        conn.close()
+                        continue
+                    pid = os.fork()
+                    if pid == 0:
+                        selector.close()
+                        listener.close()
+                        for other in children.values():
+                            other.close()
+                        conn.close()
+                        _run_kernel(request, fds)
+                    for fd in fds:
+                        os.close(fd)
+                    conn.sendall(struct.pack("!i", pid))
+                    children[pid] = conn
+                    selector.register(conn, selectors.EVENT_READ, pid)
+                else:  # a launcher's connection: readable only when it went away
+                    pid = key.data
+                    if not key.fileobj.recv(1):
+                        selector.unregister(key.fileobj)
+                        _kill(pid)
+            while children:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                conn = children.pop(pid, None)
+                if conn is not None:
+                    try:
+                        selector.unregister(conn)
+                    except (KeyError, ValueError):
+                        pass
+                    try:
+                        conn.sendall(struct.pack("!i", os.waitstatus_to_exitcode(status)))
+                    except OSError:
+                        pass
+                    conn.close()
+    finally:
+        for pid in children:
+            _kill(pid)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+# -- the launcher -----------------------------------------------------------------------------------
+
+def launch(path: str, command: list[str]) -> int:
+    """Ask the server at `path` for a kernel running `command`; relay signals; return its code."""
+    is_ipykernel = (len(command) >= 3 and command[1:3] == ["-m", "ipykernel_launcher"]
+                    and os.path.realpath(command[0]) == os.path.realpath(sys.executable))
+    conn = None
+    if is_ipykernel:
+        try:
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.settimeout(_LAUNCH_TIMEOUT)
+            conn.connect(path)
+            body = json.dumps({"args": command[3:], "env": dict(os.environ),
+                               "cwd": os.getcwd()}).encode()
+            conn.sendmsg([b"REQ"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                     array.array("i", [0, 1, 2]))])
+            conn.sendall(struct.pack("!I", len(body)) + body)
+            (pid,) = struct.unpack("!i", _recv_exactly(conn, 4))
+        except OSError:
+            conn = None
+    if conn is None:  # no server: the ordinary kernel, in this very process
+        os.execv(command[0], command)
+
+    def relay(signum, _frame):
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    for signum in _RELAYED:
+        signal.signal(signum, relay)
+    conn.settimeout(None)
+    while True:
+        try:
+            (code,) = struct.unpack("!i", _recv_exactly(conn, 4))
+            return code
+        except InterruptedError:
+            continue
+        except ConnectionError:
+            return 1
+
+
+# -- starting and stopping a server ----------------------------------------------------------------
+
+class KernelServer:
+    """A kernel server for the length of a `with` block.
+
+    `.socket` is its address once it listens, or None where it cannot run (no fork, no Unix
+    sockets, AUTOGRADER_WARM_KERNELS=0, or it failed to start): callers then use ordinary
+    kernels. Entering returns as soon as the socket listens; the preloading goes on meanwhile.
+    """
+
+    def __init__(self, enabled: bool | None = None, start_timeout: float = 30.0):
+        if enabled is None:
+            enabled = os.environ.get("AUTOGRADER_WARM_KERNELS", "1") not in ("0", "false", "no")
+        self.enabled = enabled and hasattr(socket, "AF_UNIX") and hasattr(os, "fork")
+        self.start_timeout = start_timeout
+        self.socket: str | None = None
+        self._process: subprocess.Popen | None = None
+        self._dir: str | None = None
+
+    def __enter__(self) -> KernelServer:
+        if not self.enabled:
+            return self
+        self._dir = tempfile.mkdtemp(prefix="agk-", dir="/tmp" if os.path.isdir("/tmp") else None)
+        path = os.path.join(self._dir, "s")  # short: Unix socket paths stop at ~100 bytes
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "autograder.kernel_server", "serve", path],
+            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        deadline = time.monotonic() + self.start_timeout
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._process.stdout, selectors.EVENT_READ)
+            while time.monotonic() < deadline and self._process.poll() is None:
+                if selector.select(timeout=0.1):
+                    if self._process.stdout.readline().strip() == "listening":
+                        self.socket = path
+                    break
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process.stdout.close()
+        if self._dir is not None:
+            for name in os.listdir(self._dir):
+                os.unlink(os.path.join(self._dir, name))
+            os.rmdir(self._dir)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["serve"] and len(argv) == 2:
+        serve(argv[1])
+        return 0
+    if argv[:1] == ["launch"] and len(argv) >= 4 and argv[2] == "--":
+        return launch(argv[1], argv[3:])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
