@@ -215,7 +215,8 @@ def summary(points: dict[str, float]) -> dict[str, bool]:
     done = sum(points[name] for name, ok in results.items() if ok)
     for name, ok in results.items():
         mark = "\u2714 passed " if ok else "\u2718 not yet"
-        print(f"  {name:<{width}}  {mark}  ({points[name]:g} points at stake)")
+        unit = "point" if points[name] == 1 else "points"
+        print(f"  {name:<{width}}  {mark}  ({points[name]:g} {unit} at stake)")
     print(f"Visible checks passed for {sum(results.values())} of {len(results)} exercises "
           f"({done:g} of {sum(points.values()):g} points at stake).")
     return results
