@@ -154,21 +154,36 @@ def release_problems(course: Course, template: Template, assignment: str) -> lis
                         f"({', '.join(differ)}); run `python -m autograder release {assignment}`")
     source_nb = read_notebook(template.source_notebook(assignment))
     for path in sorted(committed.rglob("*")):
-        if not path.is_file():
-            continue
-        if path.suffix == ".ipynb":
-            lines = notebook_text_lines(read_notebook(path))
-        else:
-            try:
-                lines = path.read_text(encoding="utf-8").splitlines()
-            except UnicodeDecodeError:
-                continue
-        leaks = find_leaks(source_nb, lines)
+        leaks = file_leaks(path, [source_nb])
         if leaks:
             shown = "; ".join(repr(line) for line in leaks[:3])
             problems.append(f"gate 'no leaks': {path.relative_to(course.root)} holds "
                             f"{len(leaks)} solution or hidden-test line(s): {shown}")
     return problems
+
+
+def file_leaks(path: Path, source_nbs) -> list[str]:
+    """Solution or hidden-test lines of any of `source_nbs` in the file at `path`."""
+    if not path.is_file():
+        return []
+    if path.suffix == ".ipynb":
+        lines = notebook_text_lines(read_notebook(path))
+    else:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError:
+            return []
+    return sorted({leak for nb in source_nbs for leak in find_leaks(nb, lines)})
+
+
+def release_leaks(course: Course) -> list[str]:
+    """'release/...: line' for every solution or hidden-test line of any source notebook found in
+    any file under release/ (the DESIGN.md gate; tests/test_pipeline.py runs it)."""
+    sources = [read_notebook(course.source_notebook(a)) for a in course.assignments()]
+    found = []
+    for path in sorted(course.release_dir.rglob("*")) if course.release_dir.is_dir() else []:
+        found += [f"{path.relative_to(course.root)}: {line}" for line in file_leaks(path, sources)]
+    return found
 
 
 def evaluate(plan: Plan, template: Template, results: list[GradeResult],

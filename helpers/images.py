@@ -62,13 +62,19 @@ def digit_datasets(n_train: int, n_val: int, size: int = 32, seed: int = 0,
     permutation drawn from `torch.Generator().manual_seed(seed)`. Items are (x: (3, size, size), y: ()).
     """
     x, y = digit_images(size)
-    keep = torch.nonzero(y < classes).flatten()
+    train, val = digit_split(y, n_train, n_val, seed, classes)
+    return TensorDataset(x[train], y[train]), TensorDataset(x[val], y[val])
+
+
+def digit_split(labels: torch.Tensor, n_train: int, n_val: int, seed: int = 0,
+                classes: int = 10) -> tuple[torch.Tensor, torch.Tensor]:
+    """Disjoint index tensors (n_train,) and (n_val,) into `labels`, only of labels < classes, seeded."""
+    keep = torch.nonzero(labels < classes).flatten()
     if n_train + n_val > len(keep):
         raise ValueError(f"only {len(keep)} digits of classes 0..{classes - 1}; "
                          f"asked for {n_train} + {n_val}")
     order = keep[torch.randperm(len(keep), generator=torch.Generator().manual_seed(seed))]
-    train, val = order[:n_train], order[n_train:n_train + n_val]
-    return TensorDataset(x[train], y[train]), TensorDataset(x[val], y[val])
+    return order[:n_train], order[n_train:n_train + n_val]
 
 
 def reachable(host: str, port: int = 443, timeout: float = 2.0) -> bool:

@@ -17,11 +17,13 @@ On GPUs the same code runs with the "nccl" backend and one device per rank.
 
 from __future__ import annotations
 
+import glob
 import io
 import os
 import socket
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -51,8 +53,9 @@ def launch(worker: Callable[..., Any], *args: Any, world_size: int = 2, timeout_
 
     `worker` must be importable (defined in a module, not in a notebook) and return tensors,
     numbers, strings, lists, tuples and dicts. Every rank receives its own copy of `args`.
-    Returns the workers' values in rank order. A worker that raises makes this raise with its
-    traceback; a run longer than `timeout_s` seconds is terminated with a `TimeoutError`.
+    Returns the workers' values in rank order. A worker that raises makes this raise a
+    RuntimeError holding every failed rank's traceback, the earliest first; a run longer than
+    `timeout_s` seconds is terminated with a `TimeoutError`.
     """
     # Serialized here, so each rank unpickles private copies: torch.multiprocessing would
     # otherwise pass tensors through shared memory, and every rank (and this process) would
@@ -64,15 +67,29 @@ def launch(worker: Callable[..., Any], *args: Any, world_size: int = 2, timeout_
         context = mp.start_processes(_run_rank, args=(buffer.getvalue(), world_size, port, result_dir),
                                      nprocs=world_size, join=False, start_method=_start_method())
         deadline = time.monotonic() + timeout_s
-        while not context.join(timeout=0.1):  # True once every rank has exited cleanly
-            if time.monotonic() > deadline:
-                for process in context.processes:
-                    if process.is_alive():
-                        process.terminate()
-                raise TimeoutError(f"the {world_size} ranks of {worker.__name__} did not finish in "
-                                   f"{timeout_s:g} s; a rank may be waiting for a message that was never sent")
+        try:
+            while not context.join(timeout=0.1):  # True once every rank has exited cleanly
+                if time.monotonic() > deadline:
+                    for process in context.processes:
+                        if process.is_alive():
+                            process.terminate()
+                    raise TimeoutError(f"the {world_size} ranks of {worker.__name__} did not finish in "
+                                       f"{timeout_s:g} s; a rank may be waiting for a message that was never sent")
+        except mp.ProcessRaisedException:
+            raise RuntimeError(_failure_report(worker.__name__, result_dir)) from None
         return [torch.load(os.path.join(result_dir, f"rank{rank}.pt"), weights_only=True)
                 for rank in range(world_size)]
+
+
+def _failure_report(name: str, result_dir: str) -> str:
+    """Every failed rank's traceback, the earliest first: a rank whose peer crashed fails too
+    ("Connection closed by peer"), and the peer's error is the one to read."""
+    reports = sorted((os.path.getmtime(path), path) for path in glob.glob(os.path.join(result_dir, "rank*.error")))
+    parts = []
+    for _, path in reports:
+        with open(path) as f:
+            parts.append(f"--- {os.path.basename(path)[:-len('.error')]} ---\n{f.read()}")
+    return f"{name} failed; the first traceback is the cause:\n" + "\n".join(parts)
 
 
 def _start_method() -> str:
@@ -101,6 +118,10 @@ def _run_rank(rank: int, payload: bytes, world_size: int, port: int, result_dir:
     try:
         result = worker(rank, world_size, *args)
         torch.save(result, os.path.join(result_dir, f"rank{rank}.pt"))
+    except BaseException:
+        with open(os.path.join(result_dir, f"rank{rank}.error"), "w") as f:  # for launch() to report
+            f.write(traceback.format_exc())
+        raise
     finally:
         dist.destroy_process_group()
 
@@ -145,7 +166,7 @@ def data_parallel_worker(rank: int, world_size: int, model: nn.Module, x: torch.
         loss = F.mse_loss(ddp_model(x_local), y_local)
         loss.backward()  # the gradients arrive already averaged over the ranks
         optimizer.step()
-        losses.append(loss.item())
+        losses.append(float(loss))  # this rank's slice only
     return {"rank": rank, "rows": rows, "local_grads": list(local_grads), "averaged_grads": averaged_grads,
             "losses": losses, "state_dict": dict(model.state_dict())}
 

@@ -1,0 +1,107 @@
+"""DESIGN.md's quality gates over the real course: source/, release/, tests/mutants/, notebooks/.
+
+`check` runs once for the session (parallel jobs, warm kernels); each assignment's gates are
+then separate tests, so a failure names the assignment and the gate. Skipped where source/
+holds no assignment yet.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.check import MIN_MUTANTS, check, release_leaks
+from autograder.course import REPO_ROOT
+from autograder.layout import Course
+from autograder.notebooks import dumps, normalize, read_notebook
+from autograder.release import generate_release
+
+pytestmark = pytest.mark.slow
+
+COURSE = Course(REPO_ROOT)
+ASSIGNMENTS = COURSE.assignments()
+NONE_YET = pytest.mark.skipif(not ASSIGNMENTS, reason="no assignment in source/ yet")
+PER_ASSIGNMENT = ASSIGNMENTS or [pytest.param("none", marks=pytest.mark.skip(
+    reason="no assignment in source/ yet"))]
+
+
+@pytest.fixture(scope="session")
+def reports():
+    """`python -m autograder check` over every assignment, once."""
+    return {report.assignment: report for report in check(COURSE)}
+
+
+def failures(report, gate: str) -> str:
+    lines = [f for f in report.failures if f.startswith(f"gate '{gate}'")]
+    return "\n".join(lines) or "(no message)"
+
+
+@pytest.mark.parametrize("assignment", PER_ASSIGNMENT)
+def test_solution_scores_full_marks(reports, assignment):
+    report = reports[assignment]
+    assert report.solution_score == report.max_score > 0, failures(report, "solution")
+
+
+@pytest.mark.parametrize("assignment", PER_ASSIGNMENT)
+def test_untouched_release_scores_zero(reports, assignment):
+    report = reports[assignment]
+    assert report.release_score == 0, failures(report, "release")
+
+
+@pytest.mark.parametrize("assignment", PER_ASSIGNMENT)
+def test_every_mutant_loses_points_on_the_tests_it_names(reports, assignment):
+    report = reports[assignment]
+    assert report.mutants_caught == report.mutants_total, failures(report, "mutants")
+    assert not [f for f in report.failures if f.startswith("gate 'mutants'")], failures(
+        report, "mutants")
+
+
+@pytest.mark.parametrize("assignment", PER_ASSIGNMENT)
+def test_at_least_four_mutants(reports, assignment):
+    assert reports[assignment].mutants_total >= MIN_MUTANTS, failures(reports[assignment],
+                                                                      "mutant count")
+
+
+@NONE_YET
+def test_release_equals_a_fresh_generation(tmp_path):
+    generate_release(COURSE, ASSIGNMENTS, tmp_path)
+    for assignment in ASSIGNMENTS:
+        fresh, committed = tmp_path / assignment, COURSE.release_dir / assignment
+        files = sorted(p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file())
+        assert files == sorted(p.relative_to(committed) for p in committed.rglob("*")
+                               if p.is_file()), (
+            f"release/{assignment}/ holds other files than nbgrader generates; "
+            f"run `python -m autograder release {assignment}`")
+        for rel in files:
+            if rel.suffix == ".ipynb":
+                same = (dumps(normalize(read_notebook(fresh / rel)))
+                        == dumps(normalize(read_notebook(committed / rel))))
+            else:
+                same = (fresh / rel).read_bytes() == (committed / rel).read_bytes()
+            assert same, (f"release/{assignment}/{rel} is not what source/ generates; "
+                          f"run `python -m autograder release {assignment}` and commit both")
+    stale = sorted(p.name for p in COURSE.release_dir.iterdir()
+                   if p.is_dir() and p.name not in ASSIGNMENTS) if COURSE.release_dir.is_dir() else []
+    assert not stale, f"release/ holds folders with no source: {stale}"
+
+
+def committed_notebooks():
+    return sorted(p for folder in ("source", "release", "notebooks")
+                  for p in (REPO_ROOT / folder).rglob("*.ipynb")
+                  if ".ipynb_checkpoints" not in p.parts)
+
+
+def test_no_outputs_committed():
+    dirty = []
+    for path in committed_notebooks():
+        for index, cell in enumerate(read_notebook(path).cells):
+            if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None):
+                dirty.append(f"{path.relative_to(REPO_ROOT)}, cell {index + 1}")
+    assert not dirty, ("notebooks committed with outputs or execution counts "
+                       "(`python -m autograder release` strips source/ and release/):\n"
+                       + "\n".join(dirty))
+
+
+@NONE_YET
+def test_no_solution_and_no_hidden_test_under_release():
+    leaks = release_leaks(COURSE)
+    assert not leaks, "answers or hidden tests reached release/:\n" + "\n".join(leaks[:20])
