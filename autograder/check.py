@@ -24,15 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from autograder.engine import (
-    GenerationError,
-    GradeJob,
-    GradeResult,
-    Template,
-    build_template,
-    default_jobs,
-    run_jobs,
-)
+from autograder.engine import GradeJob, GradeResult, default_jobs, run_jobs
 from autograder.kernel_server import KernelServer
 from autograder.layout import Course
 from autograder.mutants import Mutant, MutantError, apply_mutant, parse_mutant
@@ -44,6 +36,7 @@ from autograder.notebooks import (
     read_notebook,
     write_notebook,
 )
+from autograder.template import GenerationError, Template, build_template
 
 MIN_MUTANTS = 4
 REPORT_NAME = "course-report.json"
@@ -82,11 +75,12 @@ class Plan:
     problems: list[str]
 
 
-def _cells(result: GradeResult, names, lost: bool) -> list[str]:
-    """'test_x 0/2 (CheckFailed: ...)' for each named cell that lost points (lost) or earned some."""
+def _cells(result: GradeResult, lost: bool) -> list[str]:
+    """'test_x 0/2 (CheckFailed: ...)' for each test cell that lost points (lost=True) or that
+    earned some (lost=False)."""
     out = []
     for gid, cell in result.cells.items():
-        if gid in names and (cell["score"] < cell["max_score"]) == lost and (lost or cell["score"] > 0):
+        if (cell["score"] < cell["max_score"]) if lost else (cell["score"] > 0):
             error = f" ({cell['error']})" if cell.get("error") else ""
             out.append(f"{gid} {cell['score']:g}/{cell['max_score']:g}{error}")
     return out
@@ -201,7 +195,7 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
         elif solution.score < info.max_score:
             failures.append(f"gate 'solution': the source notebook scored {solution.score:g}/"
                             f"{info.max_score:g}; lost points on "
-                            + "; ".join(_cells(solution, info.tests, lost=True)))
+                            + "; ".join(_cells(solution, lost=True)))
     release = by_label.get("release")
     if release is not None:
         if release.status != "graded":
@@ -210,7 +204,7 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
         elif release.score > 0:
             failures.append(f"gate 'release': the untouched release notebook scored "
                             f"{release.score:g}, points that need no answer: "
-                            + "; ".join(_cells(release, info.tests, lost=False)))
+                            + "; ".join(_cells(release, lost=False)))
     caught = 0
     for label, mutant in plan.mutants.items():
         result = by_label[label]

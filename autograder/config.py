@@ -1,15 +1,18 @@
 """nbgrader's configuration for one course folder: autograder/nbgrader_config.py, re-rooted.
 
-Every nbgrader step here runs through nbgrader's Python API (converters), never its command
-line, in a course folder of its own: the repository for nothing, a temporary folder for each
-generation and each graded submission. So the settings come from one file and only the
-locations change.
+Every nbgrader step here runs through nbgrader's Python API (its converters), never its
+command line, and in a course folder of its own: a temporary one for each generation and for
+each graded submission. The settings come from the one file; only the locations change.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from io import StringIO
 from pathlib import Path
 
 from traitlets.config import Config, PyFileConfigLoader
@@ -66,3 +69,24 @@ def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int |
         overrides.WarmExecute.kernel_server = kernel_server
     config.merge(overrides)
     return config
+
+
+@contextmanager
+def nbgrader_log(name: str) -> Iterator[tuple[logging.Logger, StringIO]]:
+    """A private logger for one nbgrader converter, recording into a string.
+
+    nbgrader logs every step; kept out of the terminal, the text is there for the record when
+    something fails.
+    """
+    buffer = StringIO()
+    logger = logging.getLogger(f"autograder.{name}.{id(buffer)}")
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
+    logger.handlers, logger.propagate = [handler], False
+    logger.setLevel(logging.INFO)
+    try:
+        yield logger, buffer
+    finally:
+        handler.close()
+        logger.handlers = []
+        logging.Logger.manager.loggerDict.pop(logger.name, None)

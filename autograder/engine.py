@@ -4,20 +4,19 @@
 scheduling: everything it needs is in the `GradeJob` (paths and options), it writes only to
 its own temporary course folder and to the output folders the job names, and it returns a
 `GradeResult` that pickles. It never raises: a broken submission becomes a record with
-status "error" and a reason. `run_jobs` maps it over processes today (ProcessPoolExecutor);
-a Dask `client.map(grade_submission, jobs)` fits the same interface.
+status "error" and a reason. `run_jobs` maps it over worker processes today
+(ProcessPoolExecutor); a Dask `client.map(grade_submission, jobs)` fits the same interface.
 
-Each job is an nbgrader course of its own: `source/<assignment>` (a link), a copy of the
-template gradebook made once from `source/` (see `build_template`), and the submission at
-`submitted/<student>/<assignment>/<assignment>.ipynb`, whatever its original name. nbgrader's
-Autograde then sanitizes (restores locked and hidden test cells from the gradebook), executes
-and scores it; GenerateFeedback writes the HTML when asked.
+Each job is an nbgrader course of its own: `source/<assignment>` (a link, for the files
+nbgrader copies beside the notebook), a copy of the template gradebook (autograder/template.py)
+and the submission at `submitted/<student>/<assignment>/<assignment>.ipynb`, whatever its
+original name. nbgrader's Autograde then sanitizes it (restores locked cells and hidden tests
+from the gradebook), executes it and scores it; GenerateFeedback writes the HTML when asked.
 """
 
 from __future__ import annotations
 
 import copy
-import logging
 import multiprocessing
 import os
 import re
@@ -29,25 +28,23 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
-from io import StringIO
 from pathlib import Path
 
 from nbformat import NotebookNode
 from sqlalchemy.exc import SAWarning
 
-from autograder.config import ensure_tools_on_path, load_config
+from autograder.config import ensure_tools_on_path, load_config, nbgrader_log
 from autograder.notebooks import (
     grade_id,
     is_solution,
     is_test,
     nbgrader,
     read_notebook,
-    solution_ids,
     test_points,
     write_notebook,
 )
 
-# Markers of why nbgrader gave up on a notebook, as they appear in its log, and what we say.
+# Why nbgrader gave up on a notebook, as its log says it, and what we tell the instructor.
 _FAILURES = (
     ("DeadKernelError", "the kernel died while running the notebook (os._exit, a crash or out of "
                         "memory); no cell could be scored"),
@@ -55,6 +52,7 @@ _FAILURES = (
     ("SchemaTooOldError", "the notebook's nbgrader metadata is from an older nbgrader"),
     ("ValidationError", "the notebook's nbgrader metadata is corrupted"),
 )
+_LOG_KEPT = 20_000  # characters of nbgrader's log kept in a failed record
 
 
 def default_jobs() -> int:
@@ -65,119 +63,6 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-# -- the template: one generation of every assignment, made once per run ------------------------
-
-@dataclass(frozen=True)
-class AssignmentInfo:
-    name: str
-    tests: dict[str, float]  # test grade_id -> points, in notebook order
-    solutions: tuple[str, ...]
-
-    @property
-    def max_score(self) -> float:
-        return sum(self.tests.values())
-
-
-@dataclass(frozen=True)
-class Template:
-    """A course folder where nbgrader generated the assignments: gradebook.db, source/ (links to
-    the course's folders), release/ (fresh student versions)."""
-
-    dir: Path
-    assignments: dict[str, AssignmentInfo]
-
-    @property
-    def gradebook(self) -> Path:
-        return self.dir / "gradebook.db"
-
-    def source_notebook(self, assignment: str) -> Path:
-        return self.dir / "source" / assignment / f"{assignment}.ipynb"
-
-    def release_notebook(self, assignment: str) -> Path:
-        return self.dir / "release" / assignment / f"{assignment}.ipynb"
-
-
-def _capture(name: str) -> tuple[logging.Logger, StringIO]:
-    """A private logger whose records land in a string (nbgrader logs a lot; we keep it)."""
-    buffer = StringIO()
-    logger = logging.getLogger(f"autograder.{name}.{id(buffer)}")
-    logger.handlers = [logging.StreamHandler(buffer)]
-    logger.handlers[0].setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    return logger, buffer
-
-
-def _release(logger: logging.Logger) -> None:
-    for handler in logger.handlers:
-        handler.close()
-    logger.handlers = []
-    logging.Logger.manager.loggerDict.pop(logger.name, None)
-
-
-def new_gradebook(path: Path) -> None:
-    """Create an empty nbgrader gradebook at `path`, as nbgrader would, without its subprocess.
-
-    On a fresh database nbgrader runs `alembic heads` as a subprocess to stamp the schema
-    version: seconds of interpreter start-up, and FileNotFoundError where alembic is not on
-    PATH. The same head revision is read here in-process from nbgrader's migration scripts.
-    """
-    from alembic.script import ScriptDirectory
-    from nbgrader.api import Base
-    from nbgrader.dbutil import ALEMBIC_DIR
-    from sqlalchemy import create_engine, text
-
-    head = ScriptDirectory(ALEMBIC_DIR).get_current_head()
-    engine = create_engine(f"sqlite:///{Path(path).resolve()}", future=True)
-    try:
-        Base.metadata.create_all(bind=engine)
-        with engine.begin() as conn:
-            conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
-            conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": head})
-    finally:
-        engine.dispose()
-
-
-class GenerationError(RuntimeError):
-    """nbgrader generate_assignment failed; the message holds its log."""
-
-
-def build_template(source_dir: Path, assignments: Sequence[str], dest: Path) -> Template:
-    """Run nbgrader generate_assignment for `assignments` in a fresh course folder `dest`."""
-    from nbgrader.converters import GenerateAssignment
-    from nbgrader.coursedir import CourseDirectory
-
-    ensure_tools_on_path()
-    dest = Path(dest).resolve()
-    (dest / "source").mkdir(parents=True, exist_ok=True)
-    infos = {}
-    for assignment in assignments:
-        link = dest / "source" / assignment
-        if not link.exists():
-            link.symlink_to(Path(source_dir).resolve() / assignment, target_is_directory=True)
-        nb = read_notebook(link / f"{assignment}.ipynb")
-        infos[assignment] = AssignmentInfo(assignment, test_points(nb), tuple(solution_ids(nb)))
-    new_gradebook(dest / "gradebook.db")
-    config = load_config(dest)
-    for assignment in assignments:
-        logger, buffer = _capture("generate")
-        try:
-            coursedir = CourseDirectory(config=config, log=logger)
-            coursedir.assignment_id = assignment
-            converter = GenerateAssignment(coursedir=coursedir, config=config, log=logger)
-            converter.force = True
-            converter.create_assignment = True
-            converter.start()
-        except Exception as error:
-            raise GenerationError(f"nbgrader generate_assignment {assignment} failed: {error}\n"
-                                  f"{buffer.getvalue()}") from None
-        finally:
-            _release(logger)
-    return Template(dest, infos)
-
-
-# -- one job ------------------------------------------------------------------------------------
-
 @dataclass(frozen=True)
 class GradeJob:
     """Everything one grading run needs. `notebook` may have any name (Colab's `Copy of ...`)."""
@@ -185,9 +70,9 @@ class GradeJob:
     student_id: str
     assignment: str
     notebook: Path
-    template_dir: Path
-    work_dir: Path
-    label: str = "submission"  # check: solution / release / mutant name
+    template_dir: Path  # a Template's folder (autograder/template.py)
+    work_dir: Path  # where the job's temporary course folder goes
+    label: str = "submission"  # check: solution, release, mutant:<name>
     timeout: int | None = None  # seconds per cell; None: nbgrader_config.py's
     restore_missing_cells: bool = True
     feedback_dir: Path | None = None  # write <assignment>.html here
@@ -208,26 +93,58 @@ class GradeResult:
     max_score: float
     reason: str = ""
     warnings: list[str] = field(default_factory=list)
-    cells: dict[str, dict] = field(default_factory=dict)  # grade_id -> score, max_score, error
+    cells: dict[str, dict] = field(default_factory=dict)  # test grade_id -> score, max_score, error
     seconds: float = 0.0
-    log: str = ""
+    log: str = ""  # nbgrader's log, when it failed
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def _safe_id(text: str) -> str:
-    """A student id nbgrader's globs and regular expressions cannot trip on."""
-    return re.sub(r"[^A-Za-z0-9_-]", "_", text) or "student"
+# -- one job ------------------------------------------------------------------------------------
+
+def grade_submission(job: GradeJob) -> GradeResult:
+    """Autograde one notebook in a course folder of its own; never raises."""
+    start = time.perf_counter()
+    result = GradeResult(job.student_id, job.assignment, job.label, "error", 0.0, 0.0,
+                         warnings=list(job.warnings))
+    try:
+        source_nb = read_notebook(Path(job.template_dir) / "source" / job.assignment
+                                  / f"{job.assignment}.ipynb")
+        points = test_points(source_nb)
+        result.max_score = sum(points.values())
+        result.cells = {gid: {"score": 0.0, "max_score": p, "error": ""} for gid, p in points.items()}
+        try:
+            nb = read_notebook(job.notebook)
+        except Exception as error:  # malformed JSON, not a notebook, unreadable file
+            result.reason = (f"{Path(job.notebook).name} is not a readable notebook "
+                             f"({type(error).__name__}: {str(error).splitlines()[0][:200]})")
+            return result
+        if job.restore_missing_cells:
+            restored = restore_missing_cells(nb, source_nb)
+            if restored:
+                result.warnings.append("deleted cells restored from the source: "
+                                       + ", ".join(restored))
+        with warnings.catch_warnings():
+            # nbgrader's gradebook trips SQLAlchemy's autoflush warning on every submission.
+            warnings.filterwarnings("ignore", category=SAWarning)
+            _autograde(job, nb, result)
+    except Exception as error:  # a bug here must not stop a batch either
+        result.status = "error"
+        result.reason = f"internal error while grading: {type(error).__name__}: {error}"
+    finally:
+        result.seconds = round(time.perf_counter() - start, 2)
+    return result
 
 
 def restore_missing_cells(nb: NotebookNode, source_nb: NotebookNode) -> list[str]:
     """Put back the test and read-only cells a student deleted, in place; returns their ids.
 
-    Each goes right after the nearest cell that precedes it in the source and is still there
-    (nbgrader's own add_missing_cells fails when that cell is not a graded one). Solution cells
-    are never restored: the source version holds the answer. nbgrader then restores the full
-    source, hidden tests included, from the gradebook as for any locked cell.
+    Left out, nbgrader gives a deleted test no grade (None, "needs manual grading") without a
+    word. Each cell goes right after the nearest cell that precedes it in the source and is
+    still there (nbgrader's own add_missing_cells fails when that one is not a graded cell).
+    Solution cells are never restored: the source version holds the answer. nbgrader then
+    checks the restored cells against the gradebook like every locked cell.
     """
     present = {grade_id(c) for c in nb.cells if grade_id(c)}
     restored = []
@@ -243,16 +160,78 @@ def restore_missing_cells(nb: NotebookNode, source_nb: NotebookNode) -> list[str
             if pid and pid in present:
                 position = next(i for i, c in enumerate(nb.cells) if grade_id(c) == pid) + 1
                 break
-        nb.cells.insert(position, _without_outputs(copy.deepcopy(cell)))
+        cell = copy.deepcopy(cell)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        nb.cells.insert(position, cell)
         present.add(gid)
         restored.append(gid)
     return restored
 
 
-def _without_outputs(cell: NotebookNode) -> NotebookNode:
-    if cell.cell_type == "code":
-        cell.outputs, cell.execution_count = [], None
-    return cell
+def _autograde(job: GradeJob, nb: NotebookNode, result: GradeResult) -> None:
+    """nbgrader autograde (and generate_feedback) in a temporary course; fills `result`."""
+    from nbgrader.converters import Autograde, GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
+
+    ensure_tools_on_path()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    assignment, student = job.assignment, _safe_id(job.student_id)
+    Path(job.work_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"job-{assignment}-", dir=job.work_dir) as tmp, \
+            nbgrader_log("autograde") as (logger, log):
+        course = Path(tmp)
+        (course / "source").mkdir()
+        (course / "source" / assignment).symlink_to(
+            (Path(job.template_dir) / "source" / assignment).resolve(), target_is_directory=True)
+        shutil.copyfile(Path(job.template_dir) / "gradebook.db", course / "gradebook.db")
+        write_notebook(nb, course / "submitted" / student / assignment / f"{assignment}.ipynb")
+        config = load_config(course, timeout=job.timeout, kernel_server=job.kernel_server,
+                             restore_missing_cells=job.restore_missing_cells)
+        coursedir = CourseDirectory(config=config, log=logger)
+        coursedir.assignment_id, coursedir.student_id = assignment, student
+        try:
+            Autograde(coursedir=coursedir, config=config, log=logger).start()
+        except Exception as error:
+            result.log = log.getvalue()[-_LOG_KEPT:]
+            result.reason = _failure_reason(result.log, error)
+            return
+        autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
+        unscored = _read_scores(config, assignment, student, autograded, result)
+        if unscored and job.restore_missing_cells:
+            result.reason = "no automatic score for " + ", ".join(unscored)
+            result.log = log.getvalue()[-_LOG_KEPT:]
+            return
+        result.status = "graded"
+        if job.feedback_dir is not None:
+            GenerateFeedback(coursedir=coursedir, config=config, log=logger).start()
+            _copy(course / "feedback" / student / assignment / f"{assignment}.html",
+                  Path(job.feedback_dir) / f"{assignment}.html")
+        if job.autograded_dir is not None:
+            _copy(autograded, Path(job.autograded_dir) / f"{assignment}.ipynb")
+
+
+def _read_scores(config, assignment: str, student: str, autograded: Path,
+                 result: GradeResult) -> list[str]:
+    """Fill result.cells and result.score from the gradebook; returns the cells left unscored."""
+    from nbgrader.api import Gradebook
+
+    errors, timed_out = _cell_errors(read_notebook(autograded))
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        submission = gb.find_submission_notebook(assignment, assignment, student)
+        scores = {g.name: (g.score, g.auto_score) for g in submission.grades}
+    unscored = []
+    for gid, cell in result.cells.items():
+        score, auto = scores.get(gid, (None, None))
+        cell["score"] = float(score) if score is not None else 0.0
+        cell["error"] = errors.get(gid, "")
+        if auto is None:
+            unscored.append(gid)
+    result.score = round(sum(c["score"] for c in result.cells.values()), 6)
+    if timed_out:
+        result.warnings.append(f"cells stopped after the {config.Execute.timeout} s limit: "
+                               + ", ".join(timed_out))
+    return unscored
 
 
 def _cell_errors(nb: NotebookNode) -> tuple[dict[str, str], list[str]]:
@@ -281,103 +260,14 @@ def _failure_reason(log_text: str, error: Exception) -> str:
     return f"nbgrader could not grade the notebook: {detail[:300]}"
 
 
-def grade_submission(job: GradeJob) -> GradeResult:
-    """Autograde one notebook in a course folder of its own; never raises."""
-    start = time.perf_counter()
-    info_points: dict[str, float] = {}
-    result = GradeResult(job.student_id, job.assignment, job.label, "error", 0.0, 0.0,
-                         warnings=list(job.warnings))
-    try:
-        source_nb = read_notebook(Path(job.template_dir) / "source" / job.assignment
-                                  / f"{job.assignment}.ipynb")
-        info_points = test_points(source_nb)
-        result.max_score = sum(info_points.values())
-        result.cells = {gid: {"score": 0.0, "max_score": pts, "error": ""}
-                        for gid, pts in info_points.items()}
-        try:
-            nb = read_notebook(job.notebook)
-        except Exception as error:  # malformed JSON, not a notebook, unreadable file
-            result.reason = (f"{Path(job.notebook).name} is not a readable notebook "
-                             f"({type(error).__name__}: {str(error).splitlines()[0][:200]})")
-            return result
-        if job.restore_missing_cells:
-            restored = restore_missing_cells(nb, source_nb)
-            if restored:
-                result.warnings.append("deleted cells restored from the source: "
-                                       + ", ".join(restored))
-        with warnings.catch_warnings():
-            # nbgrader's gradebook trips SQLAlchemy's autoflush warnings on every submission.
-            warnings.filterwarnings("ignore", category=SAWarning)
-            _autograde(job, nb, result)
-    except Exception as error:  # a bug here must not stop a batch either
-        result.status = "error"
-        result.reason = f"internal error while grading: {type(error).__name__}: {error}"
-    finally:
-        result.seconds = round(time.perf_counter() - start, 2)
-    return result
+def _safe_id(text: str) -> str:
+    """A student id that nbgrader's globs and regular expressions cannot trip on."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text) or "student"
 
 
-def _autograde(job: GradeJob, nb: NotebookNode, result: GradeResult) -> None:
-    from nbgrader.api import Gradebook
-    from nbgrader.converters import Autograde, GenerateFeedback
-    from nbgrader.coursedir import CourseDirectory
-
-    ensure_tools_on_path()
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    assignment, student = job.assignment, _safe_id(job.student_id)
-    Path(job.work_dir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f"job-{assignment}-", dir=job.work_dir) as tmp:
-        course = Path(tmp)
-        (course / "source").mkdir()
-        (course / "source" / assignment).symlink_to(
-            (Path(job.template_dir) / "source" / assignment).resolve(), target_is_directory=True)
-        shutil.copyfile(Path(job.template_dir) / "gradebook.db", course / "gradebook.db")
-        write_notebook(nb, course / "submitted" / student / assignment / f"{assignment}.ipynb")
-        config = load_config(course, timeout=job.timeout, kernel_server=job.kernel_server,
-                             restore_missing_cells=job.restore_missing_cells)
-        logger, buffer = _capture("autograde")
-        try:
-            coursedir = CourseDirectory(config=config, log=logger)
-            coursedir.assignment_id, coursedir.student_id = assignment, student
-            try:
-                Autograde(coursedir=coursedir, config=config, log=logger).start()
-            except Exception as error:
-                result.log = buffer.getvalue()[-20000:]
-                result.reason = _failure_reason(result.log, error)
-                return
-            autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
-            errors, timed_out = _cell_errors(read_notebook(autograded))
-            with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
-                submission = gb.find_submission_notebook(assignment, assignment, student)
-                scores = {g.name: (g.score, g.max_score, g.auto_score) for g in submission.grades}
-            unscored = []
-            for gid, cell in result.cells.items():
-                score, max_score, auto = scores.get(gid, (None, cell["max_score"], None))
-                cell["score"] = float(score) if score is not None else 0.0
-                cell["max_score"] = float(max_score)
-                cell["error"] = errors.get(gid, "")
-                if auto is None:
-                    unscored.append(gid)
-            result.score = round(sum(c["score"] for c in result.cells.values()), 6)
-            if timed_out:
-                result.warnings.append(f"cells stopped after the {config.Execute.timeout} s limit: "
-                                       + ", ".join(timed_out))
-            if unscored and job.restore_missing_cells:
-                result.reason = "no automatic score for " + ", ".join(unscored)
-                return
-            result.status = "graded"
-            if job.feedback_dir is not None:
-                GenerateFeedback(coursedir=coursedir, config=config, log=logger).start()
-                html = course / "feedback" / student / assignment / f"{assignment}.html"
-                Path(job.feedback_dir).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(html, Path(job.feedback_dir) / f"{assignment}.html")
-            if job.autograded_dir is not None:
-                Path(job.autograded_dir).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(autograded, Path(job.autograded_dir) / f"{assignment}.ipynb")
-        finally:
-            if not result.log and result.status != "graded":
-                result.log = buffer.getvalue()[-20000:]
-            _release(logger)
+def _copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
 
 
 # -- many jobs ----------------------------------------------------------------------------------
@@ -408,17 +298,20 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 def run_jobs(jobs: Sequence[GradeJob], n_jobs: int | None = None,
              on_result: Callable[[GradeResult], None] | None = None,
              kernel_server: str | None = None) -> list[GradeResult]:
-    """Grade every job, `n_jobs` at a time; results in the order of `jobs`.
+    """Grade every job, `n_jobs` at a time (default: one per core); results in job order.
 
-    kernel_server: the socket of a running KernelServer (autograder/kernel_server.py), given
-    to every job: kernels are then forked warm instead of started cold.
+    kernel_server: the socket of a running KernelServer (autograder/kernel_server.py), given to
+    every job: kernels are then forked warm instead of started cold.
 
     Jobs always run in worker processes, even with n_jobs=1: the terminal stays quiet and a
     crash cannot take the caller down. A worker that dies takes its pool with it; the jobs it
-    left unfinished are then run again one per fresh process, so only the culprit gets an
-    error record.
+    left unfinished then run again, one fresh process each, so only the culprit gets an error
+    record.
     """
-    n_jobs = n_jobs or default_jobs()
+    if not jobs:
+        return []
+    if kernel_server:
+        jobs = [replace(job, kernel_server=kernel_server) for job in jobs]
     results: list[GradeResult | None] = [None] * len(jobs)
 
     def done(index: int, result: GradeResult) -> None:
@@ -426,12 +319,8 @@ def run_jobs(jobs: Sequence[GradeJob], n_jobs: int | None = None,
         if on_result is not None:
             on_result(result)
 
-    if not jobs:
-        return []
-    if kernel_server:
-        jobs = [replace(job, kernel_server=kernel_server) for job in jobs]
     broken: list[int] = []
-    with _pool(min(n_jobs, len(jobs))) as pool:
+    with _pool(min(n_jobs or default_jobs(), len(jobs))) as pool:
         futures = {pool.submit(grade_submission, job): i for i, job in enumerate(jobs)}
         for future in as_completed(futures):
             index = futures[future]

@@ -24,21 +24,16 @@ import argparse
 import csv
 import json
 import re
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.engine import (
-    GenerationError,
-    GradeJob,
-    GradeResult,
-    build_template,
-    default_jobs,
-    run_jobs,
-)
+from autograder.engine import GradeJob, GradeResult, default_jobs, run_jobs
 from autograder.kernel_server import KernelServer
 from autograder.layout import Course
+from autograder.template import GenerationError, build_template
 
 CSV_COLUMNS = ("student_id", "assignment", "score", "max_score", "status", "reason", "warnings")
 _IGNORED = re.compile(r"^(\.|__)")  # .ipynb_checkpoints, .DS_Store, __MACOSX
@@ -137,13 +132,12 @@ def collect(submitted: Path, assignments: list[str], known: list[str] | None = N
 
 
 def _row(sub: Submission, result: GradeResult | None, max_score: float | None) -> dict:
-    if result is None:
-        return {"student_id": sub.student_id, "assignment": sub.assignment, "score": 0,
-                "max_score": "" if max_score is None else f"{max_score:g}", "status": sub.status,
-                "reason": sub.reason, "warnings": "; ".join(sub.warnings)}
-    return {"student_id": sub.student_id, "assignment": sub.assignment, "score": f"{result.score:g}",
-            "max_score": f"{result.max_score:g}", "status": result.status, "reason": result.reason,
-            "warnings": "; ".join(result.warnings)}
+    """One line of grades.csv; max_score is the assignment's (None: not an assignment)."""
+    done = result if result is not None else sub
+    return {"student_id": sub.student_id, "assignment": sub.assignment,
+            "score": f"{result.score:g}" if result is not None else "0",
+            "max_score": "" if max_score is None else f"{max_score:g}",
+            "status": done.status, "reason": done.reason, "warnings": "; ".join(done.warnings)}
 
 
 def grade(course: Course, submitted: Path, out: Path, requested: list[str] | None = None,
@@ -162,6 +156,9 @@ def grade(course: Course, submitted: Path, out: Path, requested: list[str] | Non
             prefix="grade-", dir=course.build_dir / "work") as tmp:
         template = build_template(course.source_dir, assignments, Path(tmp) / "template")
         todo = [s for s in subs if s.notebook is not None]
+        for sub in subs:  # no stale feedback from an earlier run into the same folder
+            for kind in ("feedback", "autograded"):
+                shutil.rmtree(out / kind / sub.student_id / sub.assignment, ignore_errors=True)
         jobs = [GradeJob(student_id=s.student_id, assignment=s.assignment, notebook=s.notebook,
                          template_dir=template.dir, work_dir=course.build_dir / "work",
                          timeout=timeout, warnings=tuple(s.warnings),

@@ -71,8 +71,12 @@ def _recv_request(conn: socket.socket) -> tuple[dict, list[int]]:
 # -- the server ---------------------------------------------------------------------------------------
 
 def _run_kernel(request: dict, fds: list[int]) -> int:
-    """In the forked child: become the kernel the launcher asked for; returns its exit code."""
+    """In the forked child: become the kernel the launcher asked for; never returns."""
     os.setsid()
+    try:  # `ps` and `top` then say what this process is (Linux; cosmetic elsewhere)
+        Path("/proc/self/comm").write_text("ipykernel")
+    except OSError:
+        pass
     for fd, target in zip(fds, (0, 1, 2)):
         os.dup2(fd, target)
         os.close(fd)

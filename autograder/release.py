@@ -18,10 +18,10 @@ import tempfile
 from pathlib import Path
 
 from autograder.course import REPO_ROOT
-from autograder.engine import build_template
 from autograder.layout import Course
 from autograder.notebooks import normalize, read_notebook, validate_source, write_notebook
 from autograder.setup_cell import SetupCellError, apply_setup_cell
+from autograder.template import GenerationError, build_template
 
 
 class SourceError(Exception):
@@ -37,7 +37,7 @@ def _settings_root(course: Course) -> Path:
     return course.root if (course.root / "pyproject.toml").is_file() else REPO_ROOT
 
 
-def prepare_sources(course: Course, assignments: list[str], write: bool = True) -> list[str]:
+def prepare_sources(course: Course, assignments: list[str]) -> list[str]:
     """Validate, then normalize the source notebooks in place; returns the ones that changed.
 
     Raises SourceError listing every problem in every notebook; nothing is written then.
@@ -61,8 +61,6 @@ def prepare_sources(course: Course, assignments: list[str], write: bool = True) 
         notebooks[path] = normalize(nb)
     if errors:
         raise SourceError(errors)
-    if not write:
-        return []
     return [str(p.relative_to(course.root)) for p, nb in notebooks.items() if write_notebook(nb, p)]
 
 
@@ -73,9 +71,9 @@ def generate_release(course: Course, assignments: list[str], out_dir: Path) -> l
     returns the paths, relative to `out_dir`, that changed.
     """
     out_dir = Path(out_dir)
-    course.build_dir.mkdir(parents=True, exist_ok=True)
+    (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
     changed: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="release-", dir=course.build_dir) as tmp:
+    with tempfile.TemporaryDirectory(prefix="release-", dir=course.build_dir / "work") as tmp:
         template = build_template(course.source_dir, assignments, Path(tmp))
         for assignment in assignments:
             generated = template.dir / "release" / assignment
@@ -133,6 +131,9 @@ def run(args: argparse.Namespace, course: Course) -> int:
               "nothing was written.")
         for line in error.errors:
             print(f"  - {line}")
+        return 2
+    except GenerationError as error:
+        print(f"release stopped: {error}")
         return 2
     for line in changed:
         print(f"  updated {line}")

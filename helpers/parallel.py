@@ -12,7 +12,8 @@ training across devices:
 - `model_parallel_worker`: every rank holds a slice of the model (a "stage"); activations
   travel forward and their gradients travel back with `send`/`recv`, in micro-batches.
 
-On GPUs the same code runs with the "nccl" backend and one device per rank.
+On GPUs the same algorithms run with the "nccl" backend and one device per rank; this module
+stays on the CPU, where gloo needs nothing but the loopback interface.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def launch(worker: Callable[..., Any], *args: Any, world_size: int = 2, timeout_
                     for process in context.processes:
                         if process.is_alive():
                             process.terminate()
+                        process.join(5)
                     raise TimeoutError(f"the {world_size} ranks of {worker.__name__} did not finish in "
                                        f"{timeout_s:g} s; a rank may be waiting for a message that was never sent")
         except mp.ProcessRaisedException:
@@ -166,7 +168,8 @@ def data_parallel_worker(rank: int, world_size: int, model: nn.Module, x: torch.
         loss = F.mse_loss(ddp_model(x_local), y_local)
         loss.backward()  # the gradients arrive already averaged over the ranks
         optimizer.step()
-        losses.append(float(loss))  # this rank's slice only
+        step_loss = loss.item()  # this rank's slice only
+        losses.append(step_loss)
     return {"rank": rank, "rows": rows, "local_grads": list(local_grads), "averaged_grads": averaged_grads,
             "losses": losses, "state_dict": dict(model.state_dict())}
 

@@ -10,9 +10,9 @@ import pytest
 
 from autograder.__main__ import main
 from autograder.check import MIN_MUTANTS, REPORT_KEYS, plan_assignment
-from autograder.engine import build_template
 from autograder.notebooks import grade_id
 from autograder.release import release
+from autograder.template import build_template
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,198 @@
+"""helpers.reference.gpu_batch_timing and helpers.timing: devices, batch moves, timing, sweeps, FLOP/s.
+
+Timing on a shared CPU is noisy, so no test asserts a tight time: the slow steps are faked with
+sleeps much longer than a real step, and the synchronization is checked by counting calls.
+"""
+
+import time
+from unittest import mock
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+from torch import nn
+
+import helpers.reference.gpu_batch_timing as reference
+from helpers import timing
+
+
+class VirtualClock:
+    """Replaces the clock behind benchmark.timer() (timeit.default_timer): one microsecond per reading,
+    plus what advance() adds. A busy machine then cannot change what the tests measure."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def read(self):
+        self.now += 1e-6
+        return self.now
+
+    def advance(self, seconds):
+        self.now += seconds
+
+
+class Probe(nn.Module):
+    """Counts forward passes; its k-th (1-based) lasts delays[k] seconds longer on `clock`."""
+
+    def __init__(self, delays=None, input_shape=(4,), clock=None):
+        super().__init__()
+        self.input_shape = input_shape
+        self.linear = nn.Linear(int(torch.tensor(input_shape).prod()), 3)
+        self.delays, self.clock = dict(delays or {}), clock
+        self.calls, self.shapes = 0, []
+
+    def forward(self, x):
+        self.calls += 1
+        self.shapes.append(tuple(x.shape))
+        if self.clock is not None:
+            self.clock.advance(self.delays.get(self.calls, 0.0))
+        return self.linear(x.flatten(1))
+
+
+@pytest.mark.parametrize("cuda, mps, expected", [(True, True, "cuda"), (False, True, "mps"), (False, False, "cpu")])
+def test_get_device_prefers_cuda_then_mps_then_cpu(cuda, mps, expected):
+    with mock.patch("torch.cuda.is_available", return_value=cuda), \
+            mock.patch("torch.backends.mps.is_available", return_value=mps):
+        device = reference.get_device()
+    assert isinstance(device, torch.device) and device.type == expected
+
+
+def test_to_device_moves_nested_tensors_and_keeps_everything_else():
+    meta = torch.device("meta")
+    x = torch.randn(2, 3)
+    batch = {"x": x, "pairs": [(torch.ones(1), "a")], "n": 3, "none": None}
+    moved = reference.to_device(batch, meta)
+    assert moved["x"].device.type == "meta" and moved["x"].shape == (2, 3)
+    assert isinstance(moved["pairs"], list) and isinstance(moved["pairs"][0], tuple)
+    assert moved["pairs"][0][0].device.type == "meta" and moved["pairs"][0][1] == "a"
+    assert moved["n"] == 3 and moved["none"] is None
+    assert x.device.type == "cpu"  # the input is not modified
+
+
+def test_time_train_step_runs_warmup_plus_repeats_real_steps_and_returns_the_median():
+    clock = VirtualClock()
+    model = Probe(delays={1: 0.05, 2: 0.05, 4: 0.3}, input_shape=(2, 2), clock=clock)  # slow warm-up, one hiccup
+    weight = model.linear.weight.detach().clone()
+    with mock.patch("timeit.default_timer", clock.read):
+        seconds = reference.time_train_step(model, 6, torch.device("cpu"), warmup=2, repeats=5)
+    assert seconds == pytest.approx(1e-6)  # each timed step spans one clock tick; the mean would be 0.06
+    assert model.calls == 7 and set(model.shapes) == {(6, 2, 2)}
+    assert not torch.equal(weight, model.linear.weight)  # the step really steps
+
+
+def test_time_train_step_matches_one_sgd_step_per_call():
+    """Oracle: the same steps done by hand with torch.optim.SGD(lr=1e-3) give the same weights."""
+    torch.manual_seed(0)
+    model = Probe()
+    oracle = Probe()
+    oracle.load_state_dict(model.state_dict())
+    torch.manual_seed(1)
+    reference.time_train_step(model, 3, torch.device("cpu"), warmup=1, repeats=2)
+    torch.manual_seed(1)
+    x, y = torch.randn(3, 4), torch.zeros(3, dtype=torch.long)
+    optimizer = torch.optim.SGD(oracle.parameters(), lr=reference.LEARNING_RATE)
+    for _ in range(3):
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(oracle(x), y).backward()
+        optimizer.step()
+    torch.testing.assert_close(model.linear.weight, oracle.linear.weight)
+
+
+def test_time_train_step_clock_synchronizes_an_accelerator():
+    """Where an accelerator is present, every clock reading first waits for its queue."""
+    if hasattr(torch, "accelerator"):
+        patches = [mock.patch("torch.accelerator.is_available", return_value=True),
+                   mock.patch("torch.accelerator.synchronize")]
+    else:  # torch < 2.6: benchmark.timer synchronizes CUDA directly
+        patches = [mock.patch("torch.cuda.is_available", return_value=True), mock.patch("torch.cuda.synchronize")]
+    with patches[0], patches[1] as synchronize:
+        reference.time_train_step(Probe(), 2, torch.device("cpu"), warmup=1, repeats=4)
+    assert synchronize.call_count == 2 * 4  # before and after each timed step
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_time_train_step_counts_the_queued_gpu_work():
+    class Busy(Probe):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("big", torch.randn(2048, 2048))
+
+        def forward(self, x):
+            for _ in range(40):
+                torch.mm(self.big, self.big)
+            return super().forward(x)
+
+    cuda = torch.device("cuda")
+    model, x = Busy().to(cuda), torch.randn(2, 4, device=cuda)
+    model(x)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    model(x)
+    torch.cuda.synchronize()
+    work = time.perf_counter() - start
+    assert reference.time_train_step(Busy(), 2, cuda, warmup=1, repeats=3) > 0.5 * work
+
+
+def test_batch_size_sweep_times_each_size_through_time_train_step(monkeypatch):
+    calls = []
+
+    def fake(model, batch_size, device, warmup, repeats):
+        calls.append((type(model).__name__, batch_size, warmup, repeats))
+        return 0.01 * batch_size ** 0.5
+
+    monkeypatch.setattr(reference, "time_train_step", fake)
+    results = reference.batch_size_sweep(Probe, [4, 1, 16], torch.device("cpu"), warmup=2, repeats=3)
+    assert calls == [("Probe", 4, 2, 3), ("Probe", 1, 2, 3), ("Probe", 16, 2, 3)]
+    assert [r["batch_size"] for r in results] == [4, 1, 16]
+    for r in results:
+        assert r["seconds"] == pytest.approx(0.01 * r["batch_size"] ** 0.5)
+        assert r["samples_per_second"] == pytest.approx(r["batch_size"] / r["seconds"])
+
+
+def test_batch_size_sweep_runs_for_real_on_a_tiny_model():
+    results = reference.batch_size_sweep(Probe, [1, 8], torch.device("cpu"), warmup=1, repeats=2)
+    assert [r["batch_size"] for r in results] == [1, 8]
+    assert all(r["seconds"] > 0 and r["samples_per_second"] > 0 for r in results)
+
+
+def _results(pairs):
+    return [{"batch_size": b, "seconds": b / s, "samples_per_second": s} for b, s in pairs]
+
+
+def test_find_saturation_is_the_smallest_batch_within_tolerance_of_the_best():
+    results = _results([(1, 60.0), (2, 118.0), (4, 230.0), (8, 430.0), (16, 800.0), (32, 950.0),
+                        (64, 1000.0), (128, 990.0), (256, 1010.0)])
+    assert reference.find_saturation(results) == 32  # 950 * 1.1 >= 1010 > 800 * 1.1
+    assert reference.find_saturation(results[::-1]) == 32
+    assert reference.find_saturation(results, tolerance=0.3) == 16
+    assert reference.find_saturation(results, tolerance=0.0) == 256
+    assert reference.find_saturation(_results([(8, 5.0), (2, 5.0), (4, 5.0)])) == 2
+    assert reference.find_saturation(_results([(1, 10.0), (2, 50.0), (4, 100.0), (8, 40.0)])) == 4
+
+
+def test_peak_tflops_reproduces_the_lecture():
+    assert reference.peak_tflops(82, 128, 2, 1.695) == pytest.approx(35.58, abs=0.01)  # RTX 3090 FP32
+    assert reference.peak_tflops(82, 4, 256, 1.695) == pytest.approx(142.3, abs=0.1)  # its tensor cores
+    assert reference.peak_tflops(1, 1, 1, 1000.0) == pytest.approx(1.0)  # 10^12 FLOP/s is 1 TFLOP/s
+
+
+# --- helpers.timing, which the same notebook uses -------------------------------------------------
+
+def test_matmul_flops_counts_two_per_multiply_add():
+    assert timing.matmul_flops(3) == 54
+
+
+def test_plot_batch_sweep_draws_both_panels_with_the_saturation_line():
+    results = _results([(1, 10.0), (2, 19.0), (4, 30.0)])
+    figure = timing.plot_batch_sweep(results, saturation=2)
+    left, right = figure.axes
+    assert left.get_xscale() == "log" and right.get_ylabel() == "samples per second"
+    assert len(left.lines) == 2  # the curve and the saturation line
+    plt.close(figure)
+
+
+def test_benchmark_is_torch_utils_benchmark():
+    import torch.utils.benchmark
+
+    assert timing.benchmark is torch.utils.benchmark
