@@ -52,6 +52,9 @@ c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = False
 # A flaky re-run would only hide a broken notebook (and double the time of a dead kernel).
 c.Execute.execute_retries = 0
+# Once the last cell has run, its outputs are saved: stop the kernel (and anything it started)
+# at once rather than wait for a polite shutdown, sixty times per check.
+c.Execute.shutdown_kernel = "immediate"
 # Test cells fail by raising (helpers.checks raises CheckFailed). Output on stderr (a UserWarning
 # from torch, a DeprecationWarning, a tqdm progress bar, logging) says nothing about the answer, but
 # nbgrader zeroes any grade cell that wrote to stderr. IgnorePattern drops those stream outputs

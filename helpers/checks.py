@@ -60,6 +60,17 @@ def _as_float64(value: Any, name: str) -> np.ndarray:
     raise AssertionError("unreachable")
 
 
+def _is_array(value: Any) -> bool:
+    return isinstance(value, (np.ndarray, torch.Tensor))
+
+
+def _both_scalars(actual: Any, expected: Any) -> bool:
+    """A Python number against a 0-d array or tensor (or the other way round) is a fair comparison."""
+    def scalar(v: Any) -> bool:
+        return (isinstance(v, (int, float, np.generic)) and not isinstance(v, bool)) or (_is_array(v) and v.ndim == 0)
+    return scalar(actual) and scalar(expected)
+
+
 def relative_error_of(actual: Any, expected: Any) -> float:
     """max |a - e| / max(1e-8, |a| + |e|), elementwise: 0 for equal arrays, about 1 for unrelated."""
     a = _as_float64(actual, "actual")
@@ -98,7 +109,7 @@ def check_shape(value: Any, expected_shape: Sequence[int], name: str, hint: str 
 def check_close(actual: Any, expected: Any, name: str, rtol: float = 1e-5, atol: float = 1e-8,
                 hint: str | None = None) -> None:
     """`actual` equals `expected` elementwise within |a - e| <= atol + rtol * |e| (and has its shape)."""
-    if isinstance(expected, (np.ndarray, torch.Tensor)):
+    if _is_array(expected) and not _both_scalars(actual, expected):
         check_shape(actual, tuple(expected.shape), name, None)
     a = _as_float64(actual, name)
     e = _as_float64(expected, "expected")
@@ -121,7 +132,7 @@ def check_close(actual: Any, expected: Any, name: str, rtol: float = 1e-5, atol:
 def check_relative_error(actual: Any, expected: Any, name: str, tol: float = GRAD_REL_TOL,
                          hint: str | None = None) -> None:
     """The relative error between `actual` and `expected` (see `relative_error_of`) is below `tol`."""
-    if isinstance(expected, (np.ndarray, torch.Tensor)):
+    if _is_array(expected) and not _both_scalars(actual, expected):
         check_shape(actual, tuple(expected.shape), name, None)
     error = relative_error_of(actual, expected)
     if not np.isfinite(error) or error > tol:

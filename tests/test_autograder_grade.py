@@ -18,7 +18,7 @@ from autograder.grade import CSV_COLUMNS, assignment_of, collect, grade
 from autograder.notebooks import grade_id, is_test, read_notebook
 
 pytestmark = pytest.mark.slow
-TIMEOUT = 15  # seconds per cell: the infinite loop below stops after this
+TIMEOUT = 10  # seconds per cell: the infinite loop below stops after this
 
 
 def with_code(nb, **sources):

@@ -344,3 +344,15 @@ def test_plot_history_splits_losses_from_metrics():
     assert [line.get_label() for line in fig.axes[1].get_lines()] == ["val_accuracy"]
     assert len(plot_history({"train_loss": [1.0]}).axes) == 1
     plt.close("all")
+
+
+def test_check_close_takes_a_python_number_against_a_0d_tensor():
+    from helpers.checks import CheckFailed, check_close, check_relative_error
+
+    check_close(2.5, torch.tensor(2.5, dtype=torch.float64), "loss")
+    check_close(np.float32(2.5), np.array(2.5), "loss")
+    check_relative_error(2.5, torch.tensor(2.5), "loss")
+    with pytest.raises(CheckFailed, match="loss does not match"):
+        check_close(2.0, torch.tensor(2.5), "loss")
+    with pytest.raises(CheckFailed, match="shape"):
+        check_close(2.5, torch.tensor([2.5]), "loss")
