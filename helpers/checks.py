@@ -71,6 +71,15 @@ def _both_scalars(actual: Any, expected: Any) -> bool:
     return scalar(actual) and scalar(expected)
 
 
+def _pair(got: float, want: float) -> tuple[str, str]:
+    """Two numbers printed with enough digits to tell them apart (6, or up to 17 when close)."""
+    for digits in (6, 10, 17):
+        a, b = f"{got:.{digits}g}", f"{want:.{digits}g}"
+        if a != b:
+            break
+    return a, b
+
+
 def relative_error_of(actual: Any, expected: Any) -> float:
     """max |a - e| / max(1e-8, |a| + |e|), elementwise: 0 for equal arrays, about 1 for unrelated."""
     a = _as_float64(actual, "actual")
@@ -123,8 +132,9 @@ def check_close(actual: Any, expected: Any, name: str, rtol: float = 1e-5, atol:
         return
     bad = np.argwhere(~close.reshape(a.shape) if a.shape else ~close)
     where = tuple(int(i) for i in bad[0]) if a.ndim else ()
-    first = f" First mismatch at index {where}: got {a[where]:.6g}, expected {e[where]:.6g}." if a.ndim else \
-        f" Got {float(a):.6g}, expected {float(e):.6g}."
+    got, want = _pair(float(a[where]), float(e[where]))
+    first = (f" First mismatch at index {where}: got {got}, expected {want}." if a.ndim
+             else f" Got {got}, expected {want}.")
     _fail(f"{name} does not match the expected values: {int((~close).sum())} of {close.size} "
           f"elements differ beyond rtol={rtol:g}, atol={atol:g}.{first}", hint)
 
