@@ -4,7 +4,7 @@ Gates, per assignment (DESIGN.md, "The flow"):
   solution      the source notebook, graded as a submission, scores full marks;
   release       the untouched release notebook scores 0 on every test cell;
   mutants       every mutant in tests/mutants/<assignment>/ loses points on each test it names;
-  mutant count  at least MIN_MUTANTS mutants;
+  mutant count  at least four mutants (MIN_MUTANTS);
   release sync  release/ is what nbgrader generates from source/ today;
   no leaks      release/ holds no solution line and no hidden test line.
 Solution, release and mutants are submissions to the engine that `grade` uses. A mutant is
@@ -49,11 +49,11 @@ REPORT_KEYS = ("assignment", "max_score", "solution_score", "release_score", "mu
 class AssignmentReport:
     assignment: str
     max_score: float
-    solution_score: float | None
+    solution_score: float | None  # None: the notebook could not be graded
     release_score: float | None
     mutants_caught: int
     mutants_total: int
-    seconds: float
+    seconds: float  # grading time spent on the assignment: the sum of its runs
     tests: int = 0
     solution_seconds: float | None = None
     failures: list[str] = field(default_factory=list)
@@ -73,6 +73,7 @@ class Plan:
     mutants: dict[str, Mutant]  # job label -> mutant
     mutants_total: int
     problems: list[str]
+    sizes: dict[str, int] = field(default_factory=dict)  # job label -> cells it runs
 
 
 def _cells(result: GradeResult, lost: bool) -> list[str]:
@@ -93,6 +94,7 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
                   work_dir=course.build_dir / "work", timeout=timeout)
     jobs = [GradeJob(student_id="solution", notebook=template.source_notebook(assignment),
                      label="solution", **common)]
+    sizes = {"solution": len(source_nb.cells)}
     problems = []
     release_nb = course.release_notebook(assignment)
     if release_nb.is_file():
@@ -114,13 +116,14 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
         write_notebook(mutated, notebook)
         label = f"mutant:{mutant.name}"
         mutants[label] = mutant
+        sizes[label] = len(mutated.cells)
         jobs.append(GradeJob(student_id=f"mutant-{mutant.name}", notebook=notebook, label=label,
                              restore_missing_cells=False, **common))
     if len(paths) < MIN_MUTANTS:
         problems.append(f"gate 'mutant count': {len(paths)} mutant(s) in "
                         f"{folder.relative_to(course.root)}/, at least {MIN_MUTANTS} needed "
                         "(docs/authoring.md, 'Mutants')")
-    return Plan(assignment, jobs, mutants, len(paths), problems)
+    return Plan(assignment, jobs, mutants, len(paths), problems, sizes)
 
 
 def _files(root: Path) -> set[Path]:
@@ -249,10 +252,11 @@ def check(course: Course, requested: list[str] | None = None, n_jobs: int | None
         plans = [plan_assignment(course, template, a, Path(tmp) / "mutants", timeout)
                  for a in assignments]
         extra = {a: release_problems(course, template, a) for a in assignments}
-        # Longest runs first keeps every worker busy to the end: solutions, mutants, releases.
-        order = {"solution": 0, "release": 2}
-        jobs = sorted((job for p in plans for job in p.jobs),
-                      key=lambda j: order.get(j.label, 1))
+        # Longest runs first keep every worker busy to the end: solutions, then mutants by the
+        # number of cells they run, then the releases (they fail fast).
+        jobs = sorted(((job, p.sizes.get(job.label, 0)) for p in plans for job in p.jobs),
+                      key=lambda pair: (pair[0].label == "release", -pair[1]))
+        jobs = [job for job, _ in jobs]
         results = run_jobs(jobs, n_jobs, on_result=progress, kernel_server=server.socket)
     return [evaluate(p, template, [r for r in results if r.assignment == p.assignment],
                      extra[p.assignment]) for p in plans]
@@ -320,8 +324,9 @@ def run(args: argparse.Namespace, course: Course) -> int:
     wall = time.perf_counter() - start
     runs = sum(len(r.runs) for r in reports)
     print(format_table(reports))
-    print(f"\n{runs} graded runs in {wall:.1f} s with {args.jobs or default_jobs()} job(s); "
-          f"report: {report_path}")
+    kernels = "cold" if args.cold_kernels else "warm"
+    print(f"\n{runs} graded runs in {wall:.1f} s, {args.jobs or default_jobs()} at a time, "
+          f"{kernels} kernels; report: {report_path}")
     failures = [(r.assignment, f) for r in reports for f in r.failures]
     if failures:
         print(f"\n{len(failures)} gate failure(s):")

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
 # Imported once in the server, inherited by every kernel: the costly, side-effect-free ones
 # (torch alone is ~1.5 s of CPU per kernel; every setup cell ends in `%matplotlib inline`).
@@ -72,7 +73,7 @@ def _recv_request(conn: socket.socket) -> tuple[dict, list[int]]:
 
 # -- the server ---------------------------------------------------------------------------------------
 
-def _run_kernel(request: dict, fds: list[int]) -> int:
+def _run_kernel(request: dict, fds: list[int]) -> NoReturn:
     """In the forked child: become the kernel the launcher asked for; never returns."""
     os.setsid()
     try:  # `ps` and `top` then say what this process is (Linux; cosmetic elsewhere)
@@ -139,11 +140,13 @@ def serve(path: str) -> None:
             for key, _ in selector.select(timeout=0.05):
                 if key.fileobj is listener:
                     conn, _ = listener.accept()
+                    conn.settimeout(5)  # a launcher sends at once; never let one stall the rest
                     try:
                         request, fds = _recv_request(conn)
                     except (OSError, ValueError, ConnectionError):
                         conn.close()
                         continue
+                    conn.settimeout(None)
                     pid = os.fork()
                     if pid == 0:
                         selector.close()
@@ -230,14 +233,17 @@ def launch(path: str, command: list[str]) -> int:
     for signum in _RELAYED:
         signal.signal(signum, relay)
     conn.settimeout(None)
-    while True:
+    try:
+        (code,) = struct.unpack("!i", _recv_exactly(conn, 4))
+    except ConnectionError:  # the server is gone, and the kernel with it
+        return 1
+    if code < 0:  # killed by a signal: die the same way, for whoever watches this process
         try:
-            (code,) = struct.unpack("!i", _recv_exactly(conn, 4))
-            return code
-        except InterruptedError:
-            continue
-        except ConnectionError:
-            return 1
+            signal.signal(-code, signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL and SIGSTOP keep their default anyway
+            pass
+        os.kill(os.getpid(), -code)
+    return code
 
 
 # -- starting and stopping a server ----------------------------------------------------------------
@@ -278,6 +284,9 @@ class KernelServer:
                     if self._process.stdout.readline().strip() == "listening":
                         self.socket = path
                     break
+        if self.socket is None:
+            print("autograder: the kernel server did not start; every kernel starts cold (slower)",
+                  file=sys.stderr)
         return self
 
     def __exit__(self, *exc) -> None:
