@@ -142,7 +142,8 @@ def restore_missing_cells(nb: NotebookNode, source_nb: NotebookNode) -> list[str
 
     Left out, nbgrader gives a deleted test no grade (None, "needs manual grading") without a
     word. Each cell goes right after the nearest cell that precedes it in the source and is
-    still there (nbgrader's own add_missing_cells fails when that one is not a graded cell).
+    still there (nbgrader's own add_missing_cells raises KeyError when the cell just before is
+    a read-only one, or was deleted too).
     Solution cells are never restored: the source version holds the answer. nbgrader then
     checks the restored cells against the gradebook like every locked cell.
     """

@@ -23,7 +23,7 @@ c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
 # The repository is the course: nbgrader's source/ and release/ are ours.
 ROOT = Path(__file__).resolve().parent.parent
 c.CourseDirectory.root = str(ROOT)
-# Every assignment has one notebook named after it; an id names the course in the gradebook.
+# The course's name in the gradebook.
 c.CourseDirectory.course_id = "pytorch-course"
 # Everything nbgrader writes lives under the git-ignored build/, never beside source/.
 c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'build' / 'gradebook.db'}"
@@ -66,8 +66,9 @@ c.IgnorePattern.pattern = r"[\s\S]"
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 40
 # A student who deleted a test cell gets it back (nbgrader otherwise leaves its grade None and the
-# notebook silently waiting for a manual grade). autograder/grade.py also restores them before
-# nbgrader sees the notebook, in the same place as in the source.
+# notebook silently waiting for a manual grade). autograder/engine.py restores them first, in their
+# place in the source (nbgrader's own restore raises KeyError when the cell before a deleted test
+# is a read-only one, or was deleted too); this setting does it for nbgrader's command line.
 c.OverwriteCells.add_missing_cells = True
 # Students are created on the fly from the submission folders.
 c.Autograde.create_student = True

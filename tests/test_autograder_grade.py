@@ -14,6 +14,7 @@ import sys
 import nbformat
 import pytest
 
+from autograder.engine import restore_missing_cells
 from autograder.grade import CSV_COLUMNS, assignment_of, collect, grade
 from autograder.notebooks import grade_id, is_test, read_notebook
 
@@ -82,7 +83,7 @@ def test_csv_has_nbgraders_columns_and_one_row_per_student_and_assignment(batch)
 
 def test_a_correct_submission_gets_full_marks_and_feedback_without_hidden_tests(batch):
     rows, _, out = batch
-    assert rows["alice", "00_fixture"] | {} == {
+    assert rows["alice", "00_fixture"] == {
         "student_id": "alice", "assignment": "00_fixture", "score": "6", "max_score": "6",
         "status": "graded", "reason": "", "warnings": ""}
     html = (out / "feedback" / "alice" / "00_fixture" / "00_fixture.html").read_text()
@@ -197,3 +198,15 @@ def test_cold_kernels_grade_the_same_as_warm_ones(released_course, batch, tmp_pa
     (cold,) = grade(released_course, tmp_path / "in", tmp_path / "out", n_jobs=1,
                     warm_kernels=False)
     assert (cold["score"], cold["status"]) == (rows["alice", "00_fixture"]["score"], "graded")
+
+
+def test_restore_missing_cells_puts_tests_back_in_place_and_never_an_answer(released_course):
+    source = read_notebook(released_course.source_notebook("00_fixture"))
+    student = read_notebook(released_course.release_notebook("00_fixture"))
+    order = [grade_id(c) for c in source.cells]
+    gone = {"setup", "scale", "test_scale", "test_scale_hidden", "test_mean_square_hidden"}
+    student.cells = [c for c in student.cells if grade_id(c) not in gone]
+    restored = restore_missing_cells(student, source)
+    assert restored == ["setup", "test_scale", "test_scale_hidden", "test_mean_square_hidden"]
+    assert [grade_id(c) for c in student.cells] == [g for g in order if g != "scale"]
+    assert all(c.get("outputs", []) == [] for c in student.cells)

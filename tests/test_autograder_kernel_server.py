@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -31,7 +32,7 @@ def run_probe(tmp_path, monkeypatch, server: str | None) -> list[str]:
     return "".join(o.get("text", "") for o in nb.cells[0].outputs).split()
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="the kernel server forks")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the kernel server forks")
 def test_a_warm_kernel_is_forked_from_the_server_and_behaves_like_a_cold_one(tmp_path, monkeypatch):
     with KernelServer(enabled=True) as server:
         assert server.socket is not None
