@@ -8,6 +8,8 @@ BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 # Plots render to files, never to a screen.
 export MPLBACKEND := Agg
+# Grading and tests never touch the network: 07 takes its offline path (bundled data).
+export PYTORCH_COURSE_OFFLINE ?= 1
 
 .PHONY: course test release check lint clean
 

@@ -174,12 +174,18 @@ def file_leaks(path: Path, source_nbs) -> list[str]:
 
 
 def release_leaks(course: Course) -> list[str]:
-    """'release/...: line' for every solution or hidden-test line of any source notebook found in
-    any file under release/ (the DESIGN.md gate; tests/test_pipeline.py runs it)."""
-    sources = [read_notebook(course.source_notebook(a)) for a in course.assignments()]
+    """'release/...: line' for each solution or hidden-test line found under release/.
+
+    release/<assignment>/ is compared with its own source notebook: a later notebook may show
+    an earlier one's answer on purpose (a read-only cell giving the code it builds on). Any
+    other file under release/ is compared with every source notebook.
+    """
+    sources = {a: read_notebook(course.source_notebook(a)) for a in course.assignments()}
     found = []
     for path in sorted(course.release_dir.rglob("*")) if course.release_dir.is_dir() else []:
-        found += [f"{path.relative_to(course.root)}: {line}" for line in file_leaks(path, sources)]
+        folder = path.relative_to(course.release_dir).parts[0]
+        against = [sources[folder]] if folder in sources else list(sources.values())
+        found += [f"{path.relative_to(course.root)}: {line}" for line in file_leaks(path, against)]
     return found
 
 
