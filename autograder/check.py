@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from autograder.engine import GradeJob, GradeResult, default_jobs, run_jobs
+from autograder.engine import GradeJob, GradeResult, default_jobs, limit_kernel_threads, run_jobs
 from autograder.kernel_server import KernelServer
 from autograder.layout import Course
 from autograder.mutants import Mutant, MutantError, apply_mutant, parse_mutant
@@ -252,6 +252,7 @@ def check(course: Course, requested: list[str] | None = None, n_jobs: int | None
     if not assignments:
         return []
     (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
+    limit_kernel_threads(n_jobs)
     with KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
             prefix="check-", dir=course.build_dir / "work") as tmp:
         template = build_template(course.source_dir, assignments, Path(tmp) / "template")

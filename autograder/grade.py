@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.engine import GradeJob, GradeResult, default_jobs, run_jobs
+from autograder.engine import GradeJob, GradeResult, default_jobs, limit_kernel_threads, run_jobs
 from autograder.kernel_server import KernelServer
 from autograder.layout import Course
 from autograder.template import GenerationError, build_template
@@ -152,6 +152,7 @@ def grade(course: Course, submitted: Path, out: Path, requested: list[str] | Non
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     subs = collect(submitted, assignments, course.assignments())
     (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
+    limit_kernel_threads(n_jobs)
     with KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
             prefix="grade-", dir=course.build_dir / "work") as tmp:
         template = build_template(course.source_dir, assignments, Path(tmp) / "template")
