@@ -252,8 +252,7 @@ def check(course: Course, requested: list[str] | None = None, n_jobs: int | None
     if not assignments:
         return []
     (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
-    limit_kernel_threads(n_jobs)
-    with KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
+    with limit_kernel_threads(n_jobs), KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
             prefix="check-", dir=course.build_dir / "work") as tmp:
         template = build_template(course.source_dir, assignments, Path(tmp) / "template")
         plans = [plan_assignment(course, template, a, Path(tmp) / "mutants", timeout)

@@ -152,8 +152,7 @@ def grade(course: Course, submitted: Path, out: Path, requested: list[str] | Non
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     subs = collect(submitted, assignments, course.assignments())
     (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
-    limit_kernel_threads(n_jobs)
-    with KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
+    with limit_kernel_threads(n_jobs), KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
             prefix="grade-", dir=course.build_dir / "work") as tmp:
         template = build_template(course.source_dir, assignments, Path(tmp) / "template")
         todo = [s for s in subs if s.notebook is not None]
