@@ -17,6 +17,8 @@ import torchvision
 from torch import nn
 from torch.utils.data import DataLoader
 
+from helpers.reference.data_loading import evaluate  # 07 builds on 06's evaluate
+
 LEARNING_RATE = 0.01  # fits a linear head on ResNet features in a few epochs (tried 1e-3..1e-1)
 MOMENTUM = 0.9  # as in the lecture's fine-tuning example
 
@@ -44,20 +46,6 @@ def trainable_parameter_names(model: nn.Module) -> list[str]:
 def make_finetune_optimizer(model: nn.Module, learning_rate: float) -> torch.optim.Optimizer:
     """SGD with momentum over `model.fc`'s parameters only (weight (C, 512) and bias (C,))."""
     return torch.optim.SGD(model.fc.parameters(), lr=learning_rate, momentum=MOMENTUM)
-
-
-def evaluate(model: nn.Module, loader: DataLoader, loss_fn, device: torch.device) -> tuple[float, float]:
-    """Mean loss over samples and accuracy in [0, 1], in eval mode without a graph (as in 06)."""
-    model.eval()
-    total_loss, correct, count = 0.0, 0, 0
-    with torch.no_grad():
-        for x, y in loader:
-            x, y = x.to(device), y.to(device)
-            logits = model(x)  # (B, C)
-            total_loss += loss_fn(logits, y).item() * len(x)
-            correct += (logits.argmax(dim=1) == y).sum().item()
-            count += len(x)
-    return total_loss / count, correct / count
 
 
 def finetune(model: nn.Module, train_loader: DataLoader, val_loader: DataLoader, epochs: int,
