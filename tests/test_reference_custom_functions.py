@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import torch
+from notebook_solutions import solution_namespace
 
 from helpers.reference.custom_functions import ReLU, Sigmoid, relu, sigmoid
 
@@ -116,17 +116,6 @@ def test_gradcheck_rejects_a_wrong_derivative():
 
     x = torch.randn(4, dtype=torch.float64, requires_grad=True)
     assert not torch.autograd.gradcheck(WrongSigmoid.apply, (x,), raise_exception=False)
-
-
-def solution_namespace(notebook: Path) -> dict:
-    """Run the solution cells of a source notebook (no kernel) and return the names they define."""
-    cells = json.loads(notebook.read_text())["cells"]
-    namespace: dict = {}
-    exec("import torch\nimport torch.nn.functional as F\nfrom torch import nn", namespace)
-    for cell in cells:
-        if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution"):
-            exec("".join(cell["source"]), namespace)
-    return namespace
 
 
 @pytest.mark.skipif(not NOTEBOOK.exists(), reason="the 03 source notebook is not there yet")

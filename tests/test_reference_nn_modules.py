@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
+from notebook_solutions import solution_namespace
 from torch import nn
 
 from helpers.reference.nn_modules import (
@@ -132,17 +132,6 @@ def test_the_oracle_catches_a_forgotten_zero_grad(x):
         losses.append(loss.item())
     assert losses[0] == pytest.approx(expected_losses[0])
     assert losses[2] != pytest.approx(expected_losses[2], rel=1e-6)
-
-
-def solution_namespace(notebook: Path) -> dict:
-    """Run the solution cells of a source notebook (no kernel) and return the names they define."""
-    cells = json.loads(notebook.read_text())["cells"]
-    namespace: dict = {}
-    exec("import torch\nimport torch.nn.functional as F\nfrom torch import nn", namespace)
-    for cell in cells:
-        if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution"):
-            exec("".join(cell["source"]), namespace)
-    return namespace
 
 
 @pytest.mark.skipif(not NOTEBOOK.exists(), reason="the 04 source notebook is not there yet")
