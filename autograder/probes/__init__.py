@@ -121,7 +121,8 @@ def __autograder_verifier(in_path, out_path, numpy_only, prelude):
             with spy if numpy_only else contextlib.nullcontext():
                 exec(compile(prelude + "\n" + code, f"<grader check: {exercise}>", "exec"), local)
         except BaseException as error:  # a timeout's KeyboardInterrupt, SystemExit too
-            text = f"{type(error).__name__}: {error}".strip().splitlines()[0][:300]
+            text = (f"{type(error).__name__}: {error}" if str(error).strip() else type(error).__name__)
+            text = text.strip().splitlines()[0][:300]
             records[f"{exercise}/__error__"] = np.asarray(text)
         if numpy_only and spy.calls:
             records[f"{exercise}/__torch__"] = np.asarray(sorted(set(spy.calls))[:8])
@@ -193,7 +194,7 @@ def _problem(module, exercise: str, got: dict, want: dict, custom) -> str | None
         return (f"{exercise} called PyTorch ({', '.join(map(str, got[TORCH]))}); "
                 "this assignment is NumPy only")
     if not got:
-        return f"{exercise} was not checked: the notebook stopped before (time limit or crash)"
+        return f"{exercise} gave no result: the check run stopped before it (time limit, crash, or code that interfered)"
     if custom is not None:
         return custom(got, want)
     tolerance = {**DEFAULT_TOLERANCE, **getattr(module, "TOLERANCE", {}).get(exercise, {})}
