@@ -90,6 +90,23 @@ def used_names(source: str) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
+def top_level_reads(source: str) -> set[str]:
+    """Names a cell reads when it runs: not those read only inside the functions and classes it defines."""
+    try:
+        tree = ast.parse(_python_only(source))
+    except SyntaxError:
+        return set()
+    names, stack = set(), list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
 def _python_only(source: str) -> str:
     """The cell with IPython's magics and shell escapes (%timeit, !pip) blanked, so it parses."""
     lines = []

@@ -94,9 +94,11 @@ def student_code(submitted: NotebookNode, source_nb: NotebookNode) -> tuple[list
     cells: list[tuple[str, str]] = []
     if setup is not None:
         cells.append(("setup", setup.source))
-    for cell in source_nb.cells:  # earlier notebooks' code, given read-only
+    reads = set().union(*(scan.top_level_reads(c.source) for c in source_nb.cells if is_solution(c)))
+    for cell in source_nb.cells:  # earlier notebooks' code, and data the answers are computed from
         if (cell is not setup and cell.cell_type == "code" and nbgrader(cell).get("locked")
-                and not is_test(cell) and _definitions_only(cell.source)):
+                and not is_test(cell)
+                and (_definitions_only(cell.source) or scan.defined_names(cell.source) & reads)):
             cells.append(("given", cell.source))
     for cell in submitted.cells:
         if cell.cell_type != "code":

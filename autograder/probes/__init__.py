@@ -76,14 +76,14 @@ def __autograder_verifier(in_path, out_path, numpy_only, prelude):
     def plain(value):
         torch = sys.modules.get("torch")
         if torch is not None and isinstance(value, torch.Tensor):
-            value = value.detach().cpu().numpy()
+            value = value.detach().cpu().numpy().copy()  # not a view the student's code can change
         elif torch is not None and isinstance(value, torch.device):
             value = str(value)
         if isinstance(value, (list, tuple)):
             value = [plain(v) for v in value]
         if not isinstance(value, (np.ndarray, np.generic, bool, int, float, str, list)):
             raise TypeError(f"got a {type(value).__name__}, not numbers, booleans or strings")
-        array = np.asarray(value)
+        array = np.array(value)  # a copy
         if array.dtype == object:
             raise TypeError("got a mix of values that is not one array of numbers or strings")
         return array
