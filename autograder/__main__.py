@@ -1,4 +1,4 @@
-"""`python -m autograder {release,check,grade,wheel}`: the instructor's pipeline on nbgrader."""
+"""`python -m autograder {release,check,grade,bench,wheel}`: the instructor's pipeline on nbgrader."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import check, grade, release, wheel
+from autograder import benchmark, check, grade, release, wheel
 from autograder.layout import ROOT_ENV, Course, CourseError, default_root
 
 COMMANDS = {
     "release": (release, "generate release/ from source/ with nbgrader (and normalize both)"),
     "check": (check, "prove every assignment's tests: solution, release, mutants; print the table"),
     "grade": (grade, "autograde a folder of submissions into grades.csv and feedback HTML"),
+    "bench": (benchmark, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
 }
 
 

@@ -24,7 +24,16 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from autograder.engine import GradeJob, GradeResult, default_jobs, limit_kernel_threads, run_jobs
+from autograder.backends import add_backend_options, make_backend
+from autograder.engine import (
+    GRADEBOOKS,
+    GradeJob,
+    GradeResult,
+    default_jobs,
+    limit_kernel_threads,
+    private_paths,
+    run_jobs,
+)
 from autograder.kernel_server import KernelServer
 from autograder.layout import Course
 from autograder.mutants import Mutant, MutantError, apply_mutant, parse_mutant
@@ -88,10 +97,10 @@ def _cells(result: GradeResult, lost: bool) -> list[str]:
 
 
 def plan_assignment(course: Course, template: Template, assignment: str, scratch: Path,
-                    timeout: int | None) -> Plan:
+                    timeout: int | None, hide: tuple[str, ...] = ()) -> Plan:
     source_nb = read_notebook(template.source_notebook(assignment))
     common = dict(assignment=assignment, template_dir=template.dir,
-                  work_dir=course.build_dir / "work", timeout=timeout)
+                  work_dir=course.build_dir / "work", timeout=timeout, hide=hide)
     jobs = [GradeJob(student_id="solution", notebook=template.source_notebook(assignment),
                      label="solution", **common)]
     sizes = {"solution": len(source_nb.cells)}
@@ -241,8 +250,8 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
 
 
 def check(course: Course, requested: list[str] | None = None, n_jobs: int | None = None,
-          timeout: int | None = None, progress=None, warm_kernels: bool | None = None
-          ) -> list[AssignmentReport]:
+          timeout: int | None = None, progress=None, warm_kernels: bool | None = None,
+          backend=None) -> list[AssignmentReport]:
     """Run every gate of the requested assignments; returns one report per assignment.
 
     warm_kernels: fork kernels from a KernelServer (default: yes, unless
@@ -251,19 +260,27 @@ def check(course: Course, requested: list[str] | None = None, n_jobs: int | None
     assignments = course.select(requested)
     if not assignments:
         return []
-    (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
-    with limit_kernel_threads(n_jobs), KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
-            prefix="check-", dir=course.build_dir / "work") as tmp:
-        template = build_template(course.source_dir, assignments, Path(tmp) / "template")
-        plans = [plan_assignment(course, template, a, Path(tmp) / "mutants", timeout)
-                 for a in assignments]
-        extra = {a: release_problems(course, template, a) for a in assignments}
-        # Longest runs first keep every worker busy to the end: solutions, then mutants by the
-        # number of cells they run, then the releases (they fail fast).
-        jobs = sorted(((job, p.sizes.get(job.label, 0)) for p in plans for job in p.jobs),
-                      key=lambda pair: (pair[0].label == "release", -pair[1]))
-        jobs = [job for job, _ in jobs]
-        results = run_jobs(jobs, n_jobs, on_result=progress, kernel_server=server.socket)
+    work = course.build_dir / "work"
+    (work / GRADEBOOKS).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="check-", dir=work) as tmp:
+        # Kernels see neither the answers nor the grader's files (template, mutants, gradebooks).
+        hide = private_paths(course.root, Path(tmp), work / GRADEBOOKS)
+        with limit_kernel_threads(n_jobs), KernelServer(warm_kernels, hide=hide) as server:
+            return _check(course, assignments, Path(tmp), hide, server, n_jobs, timeout, progress,
+                          backend)
+
+
+def _check(course: Course, assignments: list[str], tmp: Path, hide: tuple[str, ...], server,
+           n_jobs, timeout, progress, backend) -> list[AssignmentReport]:
+    template = build_template(course.source_dir, assignments, tmp / "template")
+    plans = [plan_assignment(course, template, a, tmp / "mutants", timeout, hide) for a in assignments]
+    extra = {a: release_problems(course, template, a) for a in assignments}
+    # Longest runs first keep every worker busy to the end: solutions, then mutants by the
+    # number of cells they run, then the releases (they fail fast).
+    jobs = sorted(((job, p.sizes.get(job.label, 0)) for p in plans for job in p.jobs),
+                  key=lambda pair: (pair[0].label == "release", -pair[1]))
+    jobs = [job for job, _ in jobs]
+    results = run_jobs(jobs, n_jobs, on_result=progress, kernel_server=server.socket, backend=backend)
     return [evaluate(p, template, [r for r in results if r.assignment == p.assignment],
                      extra[p.assignment]) for p in plans]
 
@@ -304,6 +321,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cold-kernels", action="store_true",
                         help="start every kernel from scratch instead of forking it from a warm "
                              "kernel server (slower; for comparison and debugging)")
+    add_backend_options(parser)
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
@@ -318,7 +336,8 @@ def run(args: argparse.Namespace, course: Course) -> int:
 
     try:
         reports = check(course, args.assignments, args.jobs, args.timeout, progress,
-                        warm_kernels=False if args.cold_kernels else None)
+                        warm_kernels=False if args.cold_kernels else None,
+                        backend=make_backend(args.backend, args.scheduler))
     except GenerationError as error:
         print(f"check stopped: {error}")
         return 2

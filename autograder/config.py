@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
@@ -34,14 +34,23 @@ def ensure_tools_on_path() -> None:
 
 
 def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int | None = None,
-                restore_missing_cells: bool = True, kernel_server: str | None = None) -> Config:
+                restore_missing_cells: bool = True, kernel_server: str | None = None,
+                hide: Sequence[str | Path] = ()) -> Config:
     """The settings of nbgrader_config.py with the course folder at `course_dir`.
 
     db_path: the gradebook (default `course_dir/gradebook.db`); timeout: seconds per cell,
     overriding the file's; restore_missing_cells=False when a notebook is deliberately cut short
     (a mutant is graded only up to the last test it names); kernel_server: the socket of a
-    kernel server (autograder/kernel_server.py) to fork kernels from.
+    kernel server (autograder/kernel_server.py) to fork kernels from; hide: paths the grading
+    kernels must not read (autograder/sandbox.py), for cold and warm kernels alike.
+    Autograde always executes with autograder/execute.py's GradingExecute (a dead kernel keeps
+    the points before it; memory, CPU and time limits).
     """
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+
+    from autograder.execute import GradingExecute
+
     loader = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent))
     config = loader.load_config()
     course_dir = Path(course_dir).resolve()
@@ -56,17 +65,12 @@ def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int |
     if timeout is not None:
         overrides.Execute.timeout = int(timeout)
     overrides.OverwriteCells.add_missing_cells = bool(restore_missing_cells)
-    if kernel_server:
-        from nbgrader.converters import Autograde
-        from nbgrader.preprocessors import Execute
-
-        from autograder.warm_kernel import WarmExecute
-
-        pipeline = config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()[
-            "autograde_preprocessors"].default()
-        overrides.Autograde.autograde_preprocessors = [
-            WarmExecute if step is Execute else step for step in pipeline]
-        overrides.WarmExecute.kernel_server = kernel_server
+    pipeline = config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()[
+        "autograde_preprocessors"].default()
+    overrides.Autograde.autograde_preprocessors = [
+        GradingExecute if step is Execute else step for step in pipeline]
+    overrides.GradingExecute.kernel_server = kernel_server or ""
+    overrides.GradingExecute.hide = [str(Path(p)) for p in hide]
     config.merge(overrides)
     return config
 

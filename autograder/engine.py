@@ -4,8 +4,8 @@
 scheduling: everything it needs is in the `GradeJob` (paths and options), it writes only to
 its own temporary course folder and to the output folders the job names, and it returns a
 `GradeResult` that pickles. It never raises: a broken submission becomes a record with
-status "error" and a reason. `run_jobs` maps it over worker processes today
-(ProcessPoolExecutor); a Dask `client.map(grade_submission, jobs)` fits the same interface.
+status "error" and a reason. `run_jobs` maps it over a backend (autograder/backends.py):
+worker processes here by default, or a Dask cluster.
 
 Each job is an nbgrader course of its own: `source/<assignment>` (a link, for the files
 nbgrader copies beside the notebook), a copy of the template gradebook (autograder/template.py)
@@ -17,24 +17,24 @@ from the gradebook), executes it and scores it; GenerateFeedback writes the HTML
 from __future__ import annotations
 
 import copy
-import multiprocessing
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import nbformat
 from nbformat import NotebookNode
 from sqlalchemy.exc import SAWarning
 
 from autograder.config import ensure_tools_on_path, load_config, nbgrader_log
+from autograder.execute import budget_overruns, kernel_deaths
 from autograder.notebooks import (
     grade_id,
     is_solution,
@@ -47,13 +47,28 @@ from autograder.notebooks import (
 
 # Why nbgrader gave up on a notebook, as its log says it, and what we tell the instructor.
 _FAILURES = (
-    ("DeadKernelError", "the kernel died while running the notebook (os._exit, a crash or out of "
-                        "memory); no cell could be scored"),
+    # A kernel that dies in a cell costs only the cells from there (autograder/execute.py); this
+    # is one that died before the first cell ran.
+    ("DeadKernelError", "the kernel died before the first cell ran (a crash or out of memory); "
+                        "no cell could be scored"),
     ("UnresponsiveKernelError", "the kernel stopped responding and could not be interrupted"),
     ("SchemaTooOldError", "the notebook's nbgrader metadata is from an older nbgrader"),
     ("ValidationError", "the notebook's nbgrader metadata is corrupted"),
 )
-_LOG_KEPT = 20_000  # characters of nbgrader's log kept in a failed record
+_LOG_KEPT = 20_000
+GRADEBOOKS = "gradebooks"  # under a job's work_dir: each job's gradebook, in a folder of its own  # characters of nbgrader's log kept in a failed record
+
+
+def private_paths(course_root: Path, *extra: Path) -> tuple[str, ...]:
+    """What no grading kernel may read (autograder/sandbox.py hides it): the source notebooks,
+    the tests and mutants, the repository's history, the reference answers, and `extra` (the
+    grader's template, gradebooks, submissions and output folders)."""
+    import helpers.reference
+
+    root = Path(course_root)
+    paths = [root / "source", root / "tests", root / ".git", Path(helpers.reference.__file__).parent,
+             *extra]
+    return tuple(str(Path(p).resolve()) for p in paths)
 
 
 def default_jobs() -> int:
@@ -80,6 +95,9 @@ class GradeJob:
     autograded_dir: Path | None = None  # keep the executed notebook here (instructors only)
     warnings: tuple[str, ...] = ()  # found while collecting the submission; carried to the result
     kernel_server: str | None = None  # socket of a warm kernel server; None: ordinary kernels
+    hide: tuple[str, ...] = ()  # paths the kernel must not read (autograder/sandbox.py)
+    verify: bool = True  # also run the trusted probes (autograder/verify.py) where they exist
+    verify_key: str = ""  # secret mixed into the probes' seed; empty: a fresh one per run
 
 
 @dataclass
@@ -97,6 +115,7 @@ class GradeResult:
     cells: dict[str, dict] = field(default_factory=dict)  # test grade_id -> score, max_score, error
     seconds: float = 0.0
     log: str = ""  # nbgrader's log, when it failed
+    verification: dict[str, str] = field(default_factory=dict)  # exercise -> "passed" or why not
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -121,6 +140,10 @@ def grade_submission(job: GradeJob) -> GradeResult:
             result.reason = (f"{Path(job.notebook).name} is not a readable notebook "
                              f"({type(error).__name__}: {str(error).splitlines()[0][:200]})")
             return result
+        duplicates = drop_duplicate_cells(nb)
+        if duplicates:
+            result.warnings.append("duplicated cells dropped (the first copy is graded): "
+                                   + ", ".join(duplicates))
         if job.restore_missing_cells:
             restored = restore_missing_cells(nb, source_nb)
             if restored:
@@ -129,13 +152,31 @@ def grade_submission(job: GradeJob) -> GradeResult:
         with warnings.catch_warnings():
             # nbgrader's gradebook trips SQLAlchemy's autoflush warning on every submission.
             warnings.filterwarnings("ignore", category=SAWarning)
-            _autograde(job, nb, result)
+            _autograde(job, nb, source_nb, result)
     except Exception as error:  # a bug here must not stop a batch either
         result.status = "error"
         result.reason = f"internal error while grading: {type(error).__name__}: {error}"
     finally:
         result.seconds = round(time.perf_counter() - start, 2)
     return result
+
+
+def drop_duplicate_cells(nb: NotebookNode) -> list[str]:
+    """Remove every cell whose grade_id an earlier cell has, in place; returns those ids.
+
+    nbgrader refuses a notebook with a grade_id twice, and a copied test cell could otherwise
+    stand in for the real one.
+    """
+    seen: set[str] = set()
+    dropped: list[str] = []
+    for cell in list(nb.cells):
+        gid = grade_id(cell)
+        if gid and gid in seen:
+            nb.cells.remove(cell)
+            dropped.append(gid)
+        elif gid:
+            seen.add(gid)
+    return dropped
 
 
 def restore_missing_cells(nb: NotebookNode, source_nb: NotebookNode) -> list[str]:
@@ -171,7 +212,7 @@ def restore_missing_cells(nb: NotebookNode, source_nb: NotebookNode) -> list[str
     return restored
 
 
-def _autograde(job: GradeJob, nb: NotebookNode, result: GradeResult) -> None:
+def _autograde(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, result: GradeResult) -> None:
     """nbgrader autograde (and generate_feedback) in a temporary course; fills `result`."""
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
@@ -180,16 +221,21 @@ def _autograde(job: GradeJob, nb: NotebookNode, result: GradeResult) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     assignment, student = job.assignment, _safe_id(job.student_id)
     Path(job.work_dir).mkdir(parents=True, exist_ok=True)
+    # The gradebook lives apart from the folder the kernel works in (GRADEBOOKS is hidden from
+    # kernels by the sandbox): a student's cell must not find it, let alone write to it.
+    (Path(job.work_dir) / GRADEBOOKS).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"job-{assignment}-", dir=job.work_dir) as tmp, \
+            tempfile.TemporaryDirectory(dir=Path(job.work_dir) / GRADEBOOKS) as private, \
             nbgrader_log("autograde") as (logger, log):
         course = Path(tmp)
         (course / "source").mkdir()
         (course / "source" / assignment).symlink_to(
             (Path(job.template_dir) / "source" / assignment).resolve(), target_is_directory=True)
-        shutil.copyfile(Path(job.template_dir) / "gradebook.db", course / "gradebook.db")
+        gradebook = Path(private) / "gradebook.db"
+        shutil.copyfile(Path(job.template_dir) / "gradebook.db", gradebook)
         write_notebook(nb, course / "submitted" / student / assignment / f"{assignment}.ipynb")
-        config = load_config(course, timeout=job.timeout, kernel_server=job.kernel_server,
-                             restore_missing_cells=job.restore_missing_cells)
+        config = load_config(course, db_path=gradebook, timeout=job.timeout, kernel_server=job.kernel_server,
+                             restore_missing_cells=job.restore_missing_cells, hide=job.hide)
         coursedir = CourseDirectory(config=config, log=logger)
         coursedir.assignment_id, coursedir.student_id = assignment, student
         try:
@@ -200,17 +246,60 @@ def _autograde(job: GradeJob, nb: NotebookNode, result: GradeResult) -> None:
             return
         autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
         unscored = _read_scores(config, assignment, student, autograded, result)
+        executed = read_notebook(autograded)
+        result.warnings += kernel_deaths(executed) + budget_overruns(executed)
         if unscored and job.restore_missing_cells:
             result.reason = "no automatic score for " + ", ".join(unscored)
             result.log = log.getvalue()[-_LOG_KEPT:]
             return
         result.status = "graded"
+        if job.verify:
+            _verify(job, nb, source_nb, config, course, autograded, result, logger)
         if job.feedback_dir is not None:
             GenerateFeedback(coursedir=coursedir, config=config, log=logger).start()
             _copy(course / "feedback" / student / assignment / f"{assignment}.html",
                   Path(job.feedback_dir) / f"{assignment}.html")
         if job.autograded_dir is not None:
             _copy(autograded, Path(job.autograded_dir) / f"{assignment}.ipynb")
+
+
+def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, course: Path,
+            autograded: Path, result: GradeResult, logger) -> None:
+    """The trusted run (autograder/verify.py): withdraw points it does not confirm, say why."""
+    from nbgrader.api import Gradebook
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+
+    from autograder import verify as trusted
+
+    pipeline = config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()[
+        "autograde_preprocessors"].default()
+    executor = next(step for step in pipeline if isinstance(step, type) and issubclass(step, Execute))
+
+    def execute(notebook: NotebookNode, folder: Path) -> None:
+        executor(config=config, log=logger).preprocess(notebook, {"metadata": {"path": str(folder)}})
+
+    key = job.verify_key or secrets.token_hex(16)
+    verification = trusted.verify(job.assignment, job.student_id, nb, source_nb, course / "verify",
+                                  execute, key=key)
+    if verification is None:
+        return
+    result.verification = {name: v.message or "passed" for name, v in verification.verdicts.items()}
+    changed = trusted.apply(verification, result.cells)
+    result.score = round(sum(c["score"] for c in result.cells.values()), 6)
+    if changed:
+        result.warnings.append("points withdrawn, the exercise failed on unseen inputs: " + ", ".join(changed))
+    for note in verification.findings:
+        result.warnings.append(f"code no answer needs: {note}")
+    if changed:  # the feedback reads its scores from the gradebook
+        with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+            for gid in changed:
+                grade = gb.find_grade(gid, job.assignment, job.assignment, _safe_id(job.student_id))
+                grade.manual_score = 0.0
+            gb.db.commit()
+    executed = read_notebook(autograded)
+    executed.cells.insert(0, nbformat.v4.new_markdown_cell(trusted.summary_markdown(verification)))
+    write_notebook(executed, autograded)
 
 
 def _read_scores(config, assignment: str, student: str, autograded: Path,
@@ -221,7 +310,9 @@ def _read_scores(config, assignment: str, student: str, autograded: Path,
     errors, timed_out = _cell_errors(read_notebook(autograded))
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         submission = gb.find_submission_notebook(assignment, assignment, student)
-        scores = {g.name: (g.score, g.auto_score) for g in submission.grades}
+        # auto_score only: nbgrader computed it from the executed notebook; a manual score would
+        # have come from somewhere else, and nobody grades by hand here.
+        scores = {g.name: (g.auto_score, g.auto_score) for g in submission.grades}
     unscored = []
     for gid, cell in result.cells.items():
         score, auto = scores.get(gid, (None, None))
@@ -274,20 +365,12 @@ def _copy(src: Path, dst: Path) -> None:
 
 # -- many jobs ----------------------------------------------------------------------------------
 
-def _crashed(job: GradeJob, why: str) -> GradeResult:
-    return GradeResult(job.student_id, job.assignment, job.label, "error", 0.0, 0.0,
-                       reason=f"the grading process crashed ({why})", warnings=list(job.warnings))
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch: the workers and their kernels are stopped; `done` of `total` finished."""
 
-
-def _quiet_worker() -> None:
-    """Send a worker's stderr, which its kernels inherit, to /dev/null.
-
-    Kernels print start-up chatter there ("Kernel is running over TCP without encryption"),
-    sixty times a run; everything that matters is in the result records.
-    """
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
-    os.close(devnull)
+    def __init__(self, done: int, total: int):
+        super().__init__(f"interrupted: {done} of {total} graded")
+        self.done, self.total = done, total
 
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -317,52 +400,32 @@ def limit_kernel_threads(n_jobs: int | None) -> Iterator[int]:
                 os.environ[name] = value
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    # fork: workers start at once, sharing the parent's imports (nbgrader takes ~2 s to import).
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_quiet_worker)
-
-
 def run_jobs(jobs: Sequence[GradeJob], n_jobs: int | None = None,
              on_result: Callable[[GradeResult], None] | None = None,
-             kernel_server: str | None = None) -> list[GradeResult]:
+             kernel_server: str | None = None, backend=None) -> list[GradeResult]:
     """Grade every job, `n_jobs` at a time (default: one per core); results in job order.
 
     kernel_server: the socket of a running KernelServer (autograder/kernel_server.py), given to
-    every job: kernels are then forked warm instead of started cold.
-
-    Jobs always run in worker processes, even with n_jobs=1: the terminal stays quiet and a
-    crash cannot take the caller down. A worker that dies takes its pool with it; the jobs it
-    left unfinished then run again, one fresh process each, so only the culprit gets an error
-    record.
+    every job when the backend's workers run on this machine: kernels are then forked warm
+    instead of started cold. backend: where jobs run (autograder/backends.py; default: a
+    local process pool). on_result sees each result as it arrives, in the order they finish.
+    Ctrl-C stops the workers and their kernels and raises BatchInterrupted.
     """
-    if not jobs:
-        return []
-    if kernel_server:
+    from autograder.backends import LocalPool  # it imports this module
+
+    backend = backend if backend is not None else LocalPool()
+    if kernel_server and backend.local:
         jobs = [replace(job, kernel_server=kernel_server) for job in jobs]
     results: list[GradeResult | None] = [None] * len(jobs)
-
-    def done(index: int, result: GradeResult) -> None:
-        results[index] = result
-        if on_result is not None:
-            on_result(result)
-
-    broken: list[int] = []
-    with _pool(min(n_jobs or default_jobs(), len(jobs))) as pool:
-        futures = {pool.submit(grade_submission, job): i for i, job in enumerate(jobs)}
-        for future in as_completed(futures):
-            index = futures[future]
-            try:
-                done(index, future.result())
-            except BrokenProcessPool:
-                broken.append(index)
-            except Exception as error:
-                done(index, _crashed(jobs[index], repr(error)))
-    for index in sorted(broken):
-        with _pool(1) as pool:
-            try:
-                done(index, pool.submit(grade_submission, jobs[index]).result())
-            except Exception as error:
-                done(index, _crashed(jobs[index], repr(error)))
+    finished = backend.run(jobs, n_jobs)
+    try:
+        for index, result in finished:
+            results[index] = result
+            if on_result is not None:
+                on_result(result)
+    except KeyboardInterrupt:
+        done = sum(r is not None for r in results)
+        raise BatchInterrupted(done, len(jobs)) from None
+    finally:
+        finished.close()  # stops the workers if we leave early
     return results  # type: ignore[return-value]

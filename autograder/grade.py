@@ -16,21 +16,42 @@ What students actually hand in, and what happens:
   deleted test cells                       put back from the source, graded, with a warning
   a kernel that dies (`os._exit`)          row with 0, status "error"; the batch goes on
   an infinite loop                         that cell stops at the per-cell timeout and scores 0
+
+A batch resumes: each result is journaled in DIR/.journal/ as it arrives (autograder/journal.py)
+with a fingerprint of the notebook, the source and the settings; running the same command again
+grades only what has no matching record (--regrade: everything). Ctrl-C stops the workers and
+their kernels, says how far it got and exits 130. grades.csv, grades.json and report.json are
+written whole or not at all (temporary file + rename). report.json: rows graded and failed (with
+reasons), reused, wall time, submissions per minute, the slowest five, warnings. --backend dask
+hands the jobs to a Dask cluster instead of local processes (autograder/backends.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import re
 import shutil
 import sys
 import tempfile
+import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.engine import GradeJob, GradeResult, default_jobs, limit_kernel_threads, run_jobs
+from autograder.backends import LocalPool, add_backend_options, make_backend
+from autograder.config import load_config
+from autograder.engine import (
+    BatchInterrupted,
+    GradeJob,
+    GradeResult,
+    default_jobs,
+    limit_kernel_threads,
+    run_jobs,
+)
+from autograder.journal import Journal, atomic_write, fingerprint, grading_settings
 from autograder.kernel_server import KernelServer
 from autograder.layout import Course
 from autograder.template import GenerationError, build_template
@@ -140,46 +161,162 @@ def _row(sub: Submission, result: GradeResult | None, max_score: float | None) -
             "status": done.status, "reason": done.reason, "warnings": "; ".join(done.warnings)}
 
 
+@dataclass
+class Batch:
+    """What one `grade` run produced: the CSV rows, the JSON records and the report."""
+
+    rows: list[dict]
+    records: list[dict]
+    report: dict
+
+
 def grade(course: Course, submitted: Path, out: Path, requested: list[str] | None = None,
           n_jobs: int | None = None, timeout: int | None = None, progress=None,
-          warm_kernels: bool | None = None) -> list[dict]:
-    """Grade every submission under `submitted`; writes out/grades.csv, grades.json, feedback/.
+          warm_kernels: bool | None = None, backend=None, regrade: bool = False) -> list[dict]:
+    """Grade every submission under `submitted`; the rows of grades.csv (see grade_batch)."""
+    return grade_batch(course, submitted, out, requested, n_jobs, timeout, progress,
+                       warm_kernels, backend, regrade).rows
 
-    warm_kernels: fork kernels from a KernelServer (default: yes, unless
-    AUTOGRADER_WARM_KERNELS=0).
+
+def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str] | None = None,
+                n_jobs: int | None = None, timeout: int | None = None, progress=None,
+                warm_kernels: bool | None = None, backend=None, regrade: bool = False) -> Batch:
+    """Grade every submission under `submitted`; writes grades.csv, grades.json, report.json
+    and feedback/ under `out`.
+
+    Each result is journaled as it arrives (autograder/journal.py); a submission whose journal
+    record matches it is not graded again unless `regrade`. warm_kernels: fork kernels from a
+    KernelServer (default: yes, unless AUTOGRADER_WARM_KERNELS=0), on this machine's workers
+    only. backend: autograder/backends.py (default: local processes). Ctrl-C raises
+    BatchInterrupted, counting the reused results as done, and leaves grades.csv as it was.
     """
+    start = time.perf_counter()
+    backend = backend if backend is not None else LocalPool()
     assignments = course.select(requested)
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     subs = collect(submitted, assignments, course.assignments())
+    journal = Journal(out)
     (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
-    with limit_kernel_threads(n_jobs), KernelServer(warm_kernels) as server, tempfile.TemporaryDirectory(
-            prefix="grade-", dir=course.build_dir / "work") as tmp:
-        template = build_template(course.source_dir, assignments, Path(tmp) / "template")
+    with limit_kernel_threads(n_jobs), ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(
+            prefix="grade-", dir=course.build_dir / "work")))
+        template = build_template(course.source_dir, assignments, tmp / "template")
         todo = [s for s in subs if s.notebook is not None]
-        for sub in subs:  # no stale feedback from an earlier run into the same folder
-            for kind in ("feedback", "autograded"):
-                shutil.rmtree(out / kind / sub.student_id / sub.assignment, ignore_errors=True)
         jobs = [GradeJob(student_id=s.student_id, assignment=s.assignment, notebook=s.notebook,
-                         template_dir=template.dir, work_dir=course.build_dir / "work",
+                         # under tmp: what an interrupted job leaves goes with it
+                         template_dir=template.dir, work_dir=tmp / "jobs",
                          timeout=timeout, warnings=tuple(s.warnings),
                          feedback_dir=out / "feedback" / s.student_id / s.assignment,
                          autograded_dir=out / "autograded" / s.student_id / s.assignment)
                 for s in todo]
-        graded = run_jobs(jobs, n_jobs, on_result=progress, kernel_server=server.socket)
-        results = {id(s): r for s, r in zip(todo, graded)}
-    rows, records = [], []
+        settings = grading_settings(timeout or load_config(template.dir).Execute.timeout)
+        inputs = [fingerprint(j, template.source_notebook(j.assignment), settings) for j in jobs]
+        results: list[GradeResult | None] = [
+            None if regrade else journal.reusable(j, i) for j, i in zip(jobs, inputs)]
+        pending = [k for k, r in enumerate(results) if r is None]
+        reused = len(jobs) - len(pending)
+        stale = {(s.student_id, s.assignment) for s in subs} - {
+            (jobs[k].student_id, jobs[k].assignment) for k, r in enumerate(results) if r}
+        for student_id, assignment in stale:  # no stale feedback from an earlier run
+            for kind in ("feedback", "autograded"):
+                shutil.rmtree(out / kind / student_id / assignment, ignore_errors=True)
+        for sub in subs:
+            if sub.notebook is None:
+                journal.remove(sub.student_id, sub.assignment)
+        if reused and progress is not None:
+            print(f"  reused {reused} of {len(jobs)} result(s) from {journal.dir} "
+                  "(--regrade grades them again)", file=sys.stderr, flush=True)
+
+        def arrived(result: GradeResult) -> None:
+            k = index[(result.student_id, result.assignment)]
+            journal.write(result, inputs[k])
+            if progress is not None:
+                progress(result)
+
+        index = {(j.student_id, j.assignment): k for k, j in enumerate(jobs)}
+        server = None
+        if pending and backend.local:
+            server = stack.enter_context(KernelServer(warm_kernels))
+        try:
+            graded = run_jobs([jobs[k] for k in pending], n_jobs, on_result=arrived,
+                              kernel_server=server.socket if server else None, backend=backend)
+        except BatchInterrupted as stop:
+            raise BatchInterrupted(reused + stop.done, len(jobs)) from None
+        for k, result in zip(pending, graded):
+            results[k] = result
+    by_sub = {(j.student_id, j.assignment): (r, i) for j, r, i in zip(jobs, results, inputs)}
+    rows, records, warnings = [], [], 0
     for sub in subs:
-        result = results.get(id(sub))
+        result = _journaled(journal, *by_sub.get((sub.student_id, sub.assignment), (None, None)))
         info = template.assignments.get(sub.assignment)
         rows.append(_row(sub, result, info.max_score if info else None))
         records.append(result.to_dict() if result else dict(rows[-1], cells={}))
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    (out / "grades.json").write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
-    return rows
+        warnings += len(result.warnings if result else sub.warnings)
+    wall = time.perf_counter() - start
+    fresh = [results[k] for k in pending]
+    report = make_report(rows, fresh, reused, warnings, wall, n_jobs, backend.describe())
+    _write_csv(out / "grades.csv", rows)
+    atomic_write(out / "grades.json", json.dumps(records, indent=2) + "\n")
+    atomic_write(out / "report.json", json.dumps(report, indent=2) + "\n")
+    return Batch(rows, records, report)
+
+
+def _journaled(journal: Journal, result: GradeResult | None, inputs: dict | None
+               ) -> GradeResult | None:
+    """The journal's copy of a result (what grades.csv is written from), else the result
+    (a crash is not journaled; an older record of other inputs does not count)."""
+    if result is None:
+        return None
+    record = journal.read(result.student_id, result.assignment)
+    if record is None or record.get("inputs", {}).get("digest") != inputs["digest"]:
+        return result
+    return GradeResult(**record["result"])
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write(path, buffer.getvalue())
+
+
+def make_report(rows: list[dict], fresh: list[GradeResult], reused: int, warnings: int,
+                wall: float, n_jobs: int | None, backend: str) -> dict:
+    """The end-of-batch summary (report.json): counts, failures, speed, slowest submissions."""
+    failed = [{"student_id": r["student_id"], "assignment": r["assignment"],
+               "status": r["status"], "reason": r["reason"]} for r in rows if r["status"] != "graded"]
+    slowest = sorted(fresh, key=lambda r: r.seconds, reverse=True)[:5]
+    return {
+        "rows": len(rows),
+        "graded": sum(r["status"] == "graded" for r in rows),
+        "failed": failed,
+        "reused": reused,
+        "graded_now": len(fresh),
+        "wall_seconds": round(wall, 2),
+        # Over the submissions graded by this run (reused ones cost nothing).
+        "submissions_per_minute": round(len(fresh) * 60 / wall, 2) if fresh and wall > 0 else None,
+        "slowest": [{"student_id": r.student_id, "assignment": r.assignment, "seconds": r.seconds}
+                    for r in slowest],
+        "warnings": warnings,
+        "jobs": n_jobs or default_jobs(),
+        "backend": backend,
+    }
+
+
+def format_report(report: dict) -> str:
+    """The report as printed at the end of `grade`."""
+    speed = report["submissions_per_minute"]
+    lines = [f"{report['graded']} of {report['rows']} rows graded, {len(report['failed'])} failed, "
+             f"{report['reused']} reused from the journal; {report['graded_now']} graded in "
+             f"{report['wall_seconds']:.1f} s"
+             + (f" ({speed:.1f} submissions/min, {report['jobs']} jobs, {report['backend']})"
+                if speed else "")
+             + f"; {report['warnings']} warning(s)"]
+    if report["slowest"]:
+        lines.append("slowest: " + ", ".join(f"{s['student_id']}/{s['assignment']} {s['seconds']:.1f} s"
+                                             for s in report["slowest"]))
+    return "\n".join(lines)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -196,6 +333,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cold-kernels", action="store_true",
                         help="start every kernel from scratch instead of forking it from a warm "
                              "kernel server")
+    add_backend_options(parser)
+    parser.add_argument("--regrade", action="store_true",
+                        help="grade every submission again, even those whose result in "
+                             "OUT/.journal/ still matches the notebook, the source and the settings")
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
@@ -217,15 +358,27 @@ def run(args: argparse.Namespace, course: Course) -> int:
             print(f"    warning: {warning}", file=sys.stderr, flush=True)
 
     try:
-        rows = grade(course, args.submitted, out, args.assignment, args.jobs, args.timeout, progress,
-                     warm_kernels=False if args.cold_kernels else None)
+        batch = grade_batch(course, args.submitted, out, args.assignment, args.jobs, args.timeout,
+                            progress, warm_kernels=False if args.cold_kernels else None,
+                            backend=make_backend(args.backend, args.scheduler),
+                            regrade=args.regrade)
     except GenerationError as error:
         print(f"grade stopped: {error}")
         return 2
+    except BatchInterrupted as stop:
+        print(f"interrupted: {stop.done} of {stop.total} graded; "
+              "run the same command again to resume", flush=True)
+        return 130
+    except KeyboardInterrupt:  # before or after the batch itself: nothing half-written either
+        print("interrupted; run the same command again to resume", flush=True)
+        return 130
+    rows = batch.rows
     problems = [r for r in rows if r["status"] != "graded"]
     for row in problems:
         print(f"  {row['student_id']}/{row['assignment']}: {row['status']}: {row['reason']}")
     students = len({r["student_id"] for r in rows})
+    print(format_report(batch.report))
     print(f"Graded {len(rows) - len(problems)} of {len(rows)} rows for {students} student(s); "
-          f"{len(problems)} need attention. Grades: {out / 'grades.csv'}; feedback: {out / 'feedback'}")
+          f"{len(problems)} need attention. Grades: {out / 'grades.csv'}; feedback: {out / 'feedback'}; "
+          f"report: {out / 'report.json'}")
     return 0

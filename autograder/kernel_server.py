@@ -14,12 +14,22 @@ and NBGRADER_EXECUTION, which only notebooks read).
 
 The launcher stands in for the kernel towards jupyter_client: signals it receives (the
 timeout's interrupt, a shutdown) are passed on, and it exits with the kernel's exit status,
-so a kernel killed by `os._exit` is seen as dead. If the launcher is killed outright, the
-server kills the kernel. When no server answers, the launcher simply execs the ordinary
-kernel command. Nothing here imports more than the standard library.
+so a kernel killed by `os._exit` is seen as dead. If the launcher is killed outright (the
+grader's last resort against a kernel that ignores the interrupt), the server kills the
+kernel's process group. When no server answers, or SOCKET is `-`, the launcher simply execs
+the ordinary kernel command. Nothing here imports more than the standard library.
 
-    python -m autograder.kernel_server serve SOCKET           # the server (started for you)
-    python -m autograder.kernel_server launch SOCKET -- CMD   # a launcher (jupyter_client's)
+Limits and hiding, for warm and cold kernels alike: the launcher's `--memory BYTES` (the
+kernel's data segment, RLIMIT_DATA), `--cpu SECONDS` (RLIMIT_CPU) and `--hide PATH` (the path
+looks empty to the kernel, autograder/sandbox.py) are set in the kernel process before it runs
+a line: in the forked child, or in the launcher just before it execs a cold kernel. A server
+started with `--hide` enters the sandbox itself, before preloading, and every kernel it forks
+then also gets a user namespace of its own (kernels cannot reach each other or the server).
+Kernels never write core files.
+
+    python -m autograder.kernel_server serve SOCKET [--hide PATH]...   # the server
+    python -m autograder.kernel_server launch SOCKET|- [--hide PATH]... [--memory BYTES]
+                                       [--cpu SECONDS] -- CMD          # a launcher
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import array
 import atexit
 import json
 import os
+import resource
 import selectors
 import signal
 import socket
@@ -38,6 +49,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import NoReturn
+
+from autograder import sandbox
 
 # Imported once in the server, inherited by every kernel: the costly, side-effect-free ones
 # (torch alone is ~1.5 s of CPU per kernel; every setup cell ends in `%matplotlib inline`).
@@ -71,9 +84,45 @@ def _recv_request(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(_recv_exactly(conn, length)), list(fds)
 
 
+# -- limits ------------------------------------------------------------------------------------------
+
+def set_limits(memory: int | None, cpu: int | None) -> None:
+    """Bound this process and its children: data segment `memory` bytes, `cpu` CPU seconds, no core.
+
+    RLIMIT_DATA, not RLIMIT_AS: it counts what a kernel writes to (heap, arrays, tensors) and not
+    the address space that torch and CUDA only reserve, so an allocation past it fails at once
+    (MemoryError, or torch's RuntimeError) instead of waking the machine's OOM killer. At the CPU
+    limit the kernel gets SIGXCPU (it dies), and SIGKILL five seconds of CPU later.
+    """
+    limits = [(resource.RLIMIT_CORE, 0)]
+    if memory:
+        limits.append((resource.RLIMIT_DATA, int(memory)))
+    if cpu:
+        limits.append((resource.RLIMIT_CPU, int(cpu)))
+    for kind, value in limits:
+        try:
+            _, hard = resource.getrlimit(kind)
+            top = value + 5 if kind == resource.RLIMIT_CPU else value
+            if hard != resource.RLIM_INFINITY:
+                value, top = min(value, hard), min(top, hard)
+            resource.setrlimit(kind, (value, top))
+        except (OSError, ValueError) as error:  # a platform without it: say so, run anyway
+            print(f"autograder: could not set a kernel limit ({error})", file=sys.stderr)
+
+
+def _confine(hide: list[str], memory: int | None, cpu: int | None, always: bool = False) -> None:
+    """Hide `hide` (a user namespace of its own anyway when `always`), then set the limits."""
+    if hide or always:
+        try:
+            sandbox.enter(hide)
+        except OSError as error:
+            print(f"autograder: the kernel runs unsandboxed ({error})", file=sys.stderr)
+    set_limits(memory, cpu)
+
+
 # -- the server ---------------------------------------------------------------------------------------
 
-def _run_kernel(request: dict, fds: list[int]) -> NoReturn:
+def _run_kernel(request: dict, fds: list[int], sandboxed: bool = False) -> NoReturn:
     """In the forked child: become the kernel the launcher asked for; never returns."""
     os.setsid()
     try:  # `ps` and `top` then say what this process is (Linux; cosmetic elsewhere)
@@ -86,6 +135,8 @@ def _run_kernel(request: dict, fds: list[int]) -> NoReturn:
     for signum in (*_RELAYED, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    _confine(list(request.get("hide") or ()), request.get("memory"), request.get("cpu"),
+             always=sandboxed)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -113,19 +164,28 @@ def _run_kernel(request: dict, fds: list[int]) -> NoReturn:
         os._exit(code)
 
 
-def serve(path: str) -> None:
+def serve(path: str, hide: list[str] | None = None) -> None:
     """Listen on `path`, preload, fork a kernel per request; exit when the parent goes.
 
-    The socket listens before the preloading starts: launchers that come early wait in its
-    backlog instead of falling back to a cold kernel.
+    hide: paths hidden from the server and so from every kernel (autograder/sandbox.py); the
+    "listening" line it prints says whether that worked. The socket listens before the preloading
+    starts: launchers that come early wait in its backlog instead of falling back to a cold
+    kernel.
     """
     if sys.path and Path(sys.path[0] or ".").resolve() == Path.cwd():
         del sys.path[0]  # like ipykernel_launcher: the kernel adds its own folder back
+    sandboxed, status = False, ""
+    if hide:  # now, while this process has one thread: torch starts more
+        try:
+            sandbox.enter(hide)
+            sandboxed, status = True, " sandbox: on"
+        except OSError as error:
+            status = f" sandbox: failed: {error}".replace("\n", " ")
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)
-    print("listening", flush=True)
+    print(f"listening{status}", flush=True)  # one line: the reader selects, then reads one
     for module in PRELOAD:
         try:
             __import__(module)
@@ -154,7 +214,7 @@ def serve(path: str) -> None:
                         for other in children.values():
                             other.close()
                         conn.close()
-                        _run_kernel(request, fds)
+                        _run_kernel(request, fds, sandboxed)
                     for fd in fds:
                         os.close(fd)
                     conn.sendall(struct.pack("!i", pid))
@@ -206,9 +266,14 @@ def _kill(pid: int) -> None:
 
 # -- the launcher -----------------------------------------------------------------------------------
 
-def launch(path: str, command: list[str]) -> int:
-    """Ask the server at `path` for a kernel running `command`; relay signals; return its code."""
-    is_ipykernel = (len(command) >= 3 and command[1:3] == ["-m", "ipykernel_launcher"]
+def launch(path: str, command: list[str], hide: list[str] | None = None,
+           memory: int | None = None, cpu: int | None = None) -> int:
+    """Ask the server at `path` for a kernel running `command`; relay signals; return its code.
+
+    `path` "-": no server. hide, memory, cpu: see the module's docstring.
+    """
+    hide = list(hide or ())
+    is_ipykernel = path != "-" and (len(command) >= 3 and command[1:3] == ["-m", "ipykernel_launcher"]
                     and os.path.realpath(command[0]) == os.path.realpath(sys.executable))
     conn = None
     if is_ipykernel:
@@ -216,8 +281,8 @@ def launch(path: str, command: list[str]) -> int:
             conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             conn.settimeout(_LAUNCH_TIMEOUT)
             conn.connect(path)
-            body = json.dumps({"args": command[3:], "env": dict(os.environ),
-                               "cwd": os.getcwd()}).encode()
+            body = json.dumps({"args": command[3:], "env": dict(os.environ), "cwd": os.getcwd(),
+                               "hide": hide, "memory": memory, "cpu": cpu}).encode()
             conn.sendmsg([b"REQ"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
                                      array.array("i", [0, 1, 2]))])
             conn.sendall(struct.pack("!I", len(body)) + body)
@@ -225,6 +290,7 @@ def launch(path: str, command: list[str]) -> int:
         except OSError:
             conn = None
     if conn is None:  # no server: the ordinary kernel, in this very process
+        _confine(hide, memory, cpu)
         os.execv(command[0], command)
 
     def relay(signum, _frame):
@@ -238,6 +304,7 @@ def launch(path: str, command: list[str]) -> int:
     except ConnectionError:  # the server is gone, and the kernel with it
         return 1
     if code < 0:  # killed by a signal: die the same way, for whoever watches this process
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a SIGSEGV here must not dump core
         try:
             signal.signal(-code, signal.SIG_DFL)
         except (OSError, ValueError):  # SIGKILL and SIGSTOP keep their default anyway
@@ -254,39 +321,59 @@ class KernelServer:
     `.socket` is its address once it listens, or None where it cannot run (no fork, no Unix
     sockets, AUTOGRADER_WARM_KERNELS=0, or it failed to start): callers then use ordinary
     kernels. Entering returns as soon as the socket listens; the preloading goes on meanwhile.
+
+    hide: paths that no kernel forked from it can read (autograder/sandbox.py). `.sandboxed`
+    says whether they are hidden; `.sandbox_problem` why not (for the grading report), None
+    when they are or when nothing was to be hidden.
     """
 
-    def __init__(self, enabled: bool | None = None, start_timeout: float = 30.0):
+    def __init__(self, enabled: bool | None = None, start_timeout: float = 30.0,
+                 hide: list[str] | tuple[str, ...] = ()):
         if enabled is None:
             enabled = os.environ.get("AUTOGRADER_WARM_KERNELS", "1") not in ("0", "false", "no")
         self.enabled = enabled and hasattr(socket, "AF_UNIX") and hasattr(os, "fork")
         self.start_timeout = start_timeout
+        self.hide = [str(p) for p in hide]
+        self.sandboxed = False
+        self.sandbox_problem: str | None = None
         self.socket: str | None = None
         self._process: subprocess.Popen | None = None
         self._dir: str | None = None
 
     def __enter__(self) -> KernelServer:
         if not self.enabled:
+            if self.hide:
+                self.sandbox_problem = "no kernel server runs, so its kernels are not sandboxed"
             return self
         self._dir = tempfile.mkdtemp(prefix="agk-", dir="/tmp" if os.path.isdir("/tmp") else None)
         path = os.path.join(self._dir, "s")  # short: Unix socket paths stop at ~100 bytes
         # The preloaded matplotlib reads MPLBACKEND once, in the server: give it the value the
         # grading workers give their kernels (autograder/engine.py).
         env = {**os.environ, "MPLBACKEND": os.environ.get("MPLBACKEND", "Agg")}
+        hide = [arg for p in self.hide for arg in ("--hide", p)]
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "autograder.kernel_server", "serve", path],
+            [sys.executable, "-m", "autograder.kernel_server", "serve", path, *hide],
             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
         deadline = time.monotonic() + self.start_timeout
         with selectors.DefaultSelector() as selector:
             selector.register(self._process.stdout, selectors.EVENT_READ)
             while time.monotonic() < deadline and self._process.poll() is None:
                 if selector.select(timeout=0.1):
-                    if self._process.stdout.readline().strip() == "listening":
+                    line = self._process.stdout.readline().strip()
+                    if line.startswith("listening"):
                         self.socket = path
+                        self.sandboxed = line.endswith(" sandbox: on")
+                        if "sandbox: failed: " in line:
+                            self.sandbox_problem = (
+                                "kernels are not sandboxed (mount namespaces not allowed here: "
+                                f"{line.split('sandbox: failed: ', 1)[1]})")
                     break
         if self.socket is None:
             print("autograder: the kernel server did not start; every kernel starts cold (slower)",
                   file=sys.stderr)
+            self.sandboxed = False
+            if self.hide and self.sandbox_problem is None:
+                self.sandbox_problem = "the kernel server did not start, so its kernels are not sandboxed"
         return self
 
     def __exit__(self, *exc) -> None:
@@ -304,12 +391,30 @@ class KernelServer:
             os.rmdir(self._dir)
 
 
+def _options(args: list[str]) -> dict[str, list[str]] | None:
+    """`--name value` pairs (repeatable) into {name: [values]}; None when malformed."""
+    options: dict[str, list[str]] = {"hide": [], "memory": [], "cpu": []}
+    if len(args) % 2:
+        return None
+    for name, value in zip(args[::2], args[1::2]):
+        if name[2:] not in options or not name.startswith("--"):
+            return None
+        options[name[2:]].append(value)
+    return options
+
+
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["serve"] and len(argv) == 2:
-        serve(argv[1])
-        return 0
-    if argv[:1] == ["launch"] and len(argv) >= 4 and argv[2] == "--":
-        return launch(argv[1], argv[3:])
+    if argv[:1] == ["serve"] and len(argv) >= 2:
+        options = _options(argv[2:])
+        if options is not None:
+            serve(argv[1], options["hide"])
+            return 0
+    if argv[:1] == ["launch"] and "--" in argv[2:]:
+        split = argv.index("--", 2)
+        options, command = _options(argv[2:split]), argv[split + 1:]
+        if options is not None and command:
+            memory, cpu = (int(options[k][-1]) if options[k] else None for k in ("memory", "cpu"))
+            return launch(argv[1], command, options["hide"], memory, cpu)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -6,7 +6,12 @@ reads it too, from the repository root:
 
     PATH=.venv/bin:$PATH nbgrader autograde 01_numpy_mlp --config=autograder/nbgrader_config.py
 
-Environment: AUTOGRADER_CELL_TIMEOUT (seconds per cell, default 60).
+Environment: AUTOGRADER_CELL_TIMEOUT (seconds per cell, default 60), AUTOGRADER_INTERRUPT_GRACE
+(seconds, default 5), AUTOGRADER_KERNEL_MEMORY (default 4G; "none"), AUTOGRADER_KERNEL_CPU (CPU
+seconds, default 1200; 0: none), AUTOGRADER_NOTEBOOK_BUDGET (seconds per notebook, default 600;
+0: none). python -m autograder runs Autograde with autograder/execute.py's GradingExecute in
+place of Execute (autograder/config.py), which reads the last four; nbgrader's own command line
+keeps its Execute and ignores them.
 """
 
 import os
@@ -43,7 +48,8 @@ c.LockCells.lock_readonly_cells = True
 # -- Autograding -----------------------------------------------------------------------------------
 # nbgrader's default is 30 s per cell; our notebooks budget 60 s in all on a 2-core CPU, so one cell
 # never legitimately needs more. An infinite loop is interrupted after this and scores 0 on its own
-# cell only: the kernel is interrupted, not killed, and the rest of the notebook still runs.
+# cell only: the kernel is interrupted, not killed, and the rest of the notebook still runs (unless
+# it ignores the interrupt: GradingExecute.interrupt_grace below).
 c.Execute.timeout = int(os.environ.get("AUTOGRADER_CELL_TIMEOUT", "60"))
 c.Execute.interrupt_on_timeout = True
 # After the interrupt the kernel may take a while to answer (a cell stuck in C code, an import
@@ -55,6 +61,23 @@ c.Execute.execute_retries = 0
 # Once the last cell has run, its outputs are saved: stop the kernel (and anything it started)
 # at once rather than wait for a polite shutdown, sixty times per check.
 c.Execute.shutdown_kernel = "immediate"
+# A cell past its timeout that ignores the interrupt (signal.SIG_IGN on SIGINT, a long call in C)
+# would make every later cell time out in turn: a 40-cell notebook, 40 minutes. After this grace
+# the kernel is killed; the cells before keep their points, the later ones are not run.
+c.GradingExecute.interrupt_grace = float(os.environ.get("AUTOGRADER_INTERRUPT_GRACE", "5"))
+# Memory a kernel may allocate (RLIMIT_DATA: heap, arrays, tensors; not the address space torch
+# only reserves). Measured (CPU): a kernel with torch, helpers and matplotlib imported holds 0.9 GiB,
+# warm or cold; the course's source notebooks peak at 0.9-1.5 GiB (07_finetune_resnet18 the most).
+# Not measured on a GPU, where CUDA's own host memory adds to it. 4G leaves room for a student's less frugal answer, and a cell asking for 50 GB
+# gets a MemoryError at once instead of waking the machine's OOM killer. "none": no limit.
+c.GradingExecute.memory_limit = os.environ.get("AUTOGRADER_KERNEL_MEMORY", "4G")
+# CPU seconds per kernel (all its threads): a backstop behind the wall-clock budget for work that
+# spins on many threads; at the limit the kernel dies, the points before it are kept. 0: none.
+c.GradingExecute.cpu_limit = int(os.environ.get("AUTOGRADER_KERNEL_CPU", "1200"))
+# Wall-clock seconds per notebook, kernel start included: ten times what a notebook needs (60 s on
+# a 2-core CPU). A notebook of slow cells then costs at most this, not cells x timeout; the cells
+# after it are not run and score 0. 0: none.
+c.GradingExecute.notebook_budget = int(os.environ.get("AUTOGRADER_NOTEBOOK_BUDGET", "600"))
 # Test cells fail by raising (helpers.checks raises CheckFailed). Output on stderr (a UserWarning
 # from torch, a DeprecationWarning, a tqdm progress bar, logging) says nothing about the answer, but
 # nbgrader zeroes any grade cell that wrote to stderr. IgnorePattern drops those stream outputs

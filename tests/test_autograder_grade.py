@@ -140,11 +140,14 @@ def test_deleted_test_cells_are_restored_and_graded_not_skipped(batch):
 
 
 def test_a_dying_kernel_gets_its_row_and_the_batch_goes_on(batch):
-    rows, output, _ = batch
+    rows, output, out = batch
     row = rows["frank", "00_fixture"]
-    assert (row["score"], row["status"]) == ("0", "error")
-    assert "kernel died" in row["reason"]
-    assert "frank/00_fixture: error: the kernel died" in output
+    # Graded up to the crash (autograder/execute.py): nothing before scale earns points here.
+    assert (row["score"], row["status"]) == ("0", "graded")
+    assert "the kernel died in scale" in row["warnings"]
+    graded = read_notebook(out / "autograded" / "frank" / "00_fixture" / "00_fixture.ipynb")
+    scale = next(c for c in graded.cells if grade_id(c) == "scale")
+    assert scale.outputs[-1].ename == "KernelDied"
     assert rows["grace", "00_fixture"]["status"] == "graded"  # graded after frank's crash
 
 

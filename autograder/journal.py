@@ -1,0 +1,170 @@
+"""The grading journal: one record per finished submission, so a batch can resume.
+
+`OUT/.journal/<assignment>/<student>.json` holds a result and the fingerprint of everything
+that determined it: the submitted notebook's bytes, the source notebook's bytes (solutions and
+hidden tests), and the settings that change scores (cell timeout, nbgrader_config.py, the
+grading and helpers code, package versions, the AUTOGRADER_*/PYTORCH_COURSE_* variables, the
+warnings found while collecting). A later run reuses a record only when its fingerprint
+matches; anything else is graded again. Records are written atomically (temporary file,
+then os.replace), so an interrupted run leaves whole records or none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from autograder.engine import GradeJob, GradeResult
+
+FOLDER = ".journal"
+# Results that say nothing about the submission: graded again next time, never kept.
+_NOT_KEPT = ("the grading process crashed", "internal error while grading")
+_VERSIONED = ("nbgrader", "nbclient", "ipykernel", "numpy", "torch", "torchvision")
+# Environment that reaches the kernels and can change a score (07 online or offline, limits);
+# not the ones that only change speed or where things are.
+_ENV_PREFIXES = ("AUTOGRADER_", "PYTORCH_COURSE_")
+_ENV_IGNORED = ("AUTOGRADER_WARM_KERNELS", "AUTOGRADER_ROOT")
+# Modules of autograder/ that never run while a submission is graded (other commands, the batch
+# plumbing): editing them regrades nothing. Every other file, new ones included, counts.
+_NOT_GRADING = {"__init__.py", "__main__.py", "backends.py", "benchmark.py", "check.py",
+                "course.py", "grade.py", "journal.py", "layout.py", "mutants.py", "release.py",
+                "setup_cell.py", "wheel.py"}
+
+
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)  # read once: there is no way to read it without setting it
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _sha256_tree(folders: Iterable[Path]) -> str:
+    """One digest of the .py files under these folders (path and content) that grade."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*.py")):
+            if "__pycache__" not in path.parts and not (
+                    path.parent.name == "autograder" and path.name in _NOT_GRADING):
+                digest.update(str(path.relative_to(folder)).encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _package_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def grading_settings(timeout: int, restore_missing_cells: bool = True) -> dict:
+    """What, besides the two notebooks, decides a score; computed once per batch."""
+    from autograder.config import CONFIG_FILE
+
+    versions = {}
+    for name in _VERSIONED:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    code = [d for d in (_package_dir("autograder"), _package_dir("helpers")) if d is not None]
+    env = {k: v for k, v in sorted(os.environ.items())
+           if k.startswith(_ENV_PREFIXES) and k not in _ENV_IGNORED}
+    return {"timeout": int(timeout), "restore_missing_cells": bool(restore_missing_cells),
+            "nbgrader_config": sha256_file(CONFIG_FILE), "code": _sha256_tree(code),
+            "python": platform.python_version(), "versions": versions, "env": env}
+
+
+def fingerprint(job: GradeJob, source_notebook: Path, settings: dict) -> dict:
+    """The inputs of one job, hashed; `digest` sums them up."""
+    inputs = {"submission": sha256_file(job.notebook), "source": sha256_file(source_notebook),
+              "settings": settings, "warnings": list(job.warnings)}
+    inputs["digest"] = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
+    return inputs
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write `text` to `path` so that a reader sees the old file or the new one, never half.
+
+    Written to a temporary file beside it, flushed to disk, then renamed over it (os.replace is
+    atomic on POSIX and Windows); the folder is synced so the rename survives a power cut.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would hide grades from co-instructors
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:  # Windows: folders cannot be opened
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+class Journal:
+    """The records under `out/.journal`."""
+
+    def __init__(self, out: Path):
+        self.dir = Path(out) / FOLDER
+
+    def path(self, student_id: str, assignment: str) -> Path:
+        # Student ids are folder names of SUBMITTED: already valid file names.
+        return self.dir / assignment / f"{student_id}.json"
+
+    def read(self, student_id: str, assignment: str) -> dict | None:
+        """The record, or None when there is none or it cannot be read."""
+        try:
+            record = json.loads(self.path(student_id, assignment).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) and "result" in record else None
+
+    def reusable(self, job: GradeJob, inputs: dict) -> GradeResult | None:
+        """The recorded result of `job`, if its inputs are the same and its outputs still there."""
+        record = self.read(job.student_id, job.assignment)
+        if record is None or record.get("inputs", {}).get("digest") != inputs["digest"]:
+            return None
+        try:
+            result = GradeResult(**record["result"])
+        except TypeError:  # written by another version of GradeResult
+            return None
+        if result.status == "graded":
+            for folder, suffix in ((job.feedback_dir, "html"), (job.autograded_dir, "ipynb")):
+                if folder is not None and not (Path(folder) / f"{job.assignment}.{suffix}").is_file():
+                    return None
+        return result
+
+    def write(self, result: GradeResult, inputs: dict) -> bool:
+        """Record a finished result; False (nothing written) when it must be graded again."""
+        if result.status == "error" and result.reason.startswith(_NOT_KEPT):
+            return False
+        record = {"inputs": inputs, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                  "result": result.to_dict()}
+        atomic_write(self.path(result.student_id, result.assignment),
+                     json.dumps(record, indent=1) + "\n")
+        return True
+
+    def remove(self, student_id: str, assignment: str) -> None:
+        self.path(student_id, assignment).unlink(missing_ok=True)

@@ -1,0 +1,402 @@
+"""Probes of 08_gpu_batch_timing: devices, batch moves, timing and sweeps on cases the notebook never used.
+
+Timings are not reproducible, so `time_train_step` runs a probe model whose every forward pass lasts
+STEP seconds, and the warm-up and a minority of timed calls DELAY more, both slept for real and
+added to a virtual clock (each reading one microsecond later) that stands in for the usual clocks.
+It is judged by properties: how many forward passes, on which shapes, a result near STEP (the median
+of the timed steps: not their mean, not per sample, not the warm-up), and weights that move by one
+SGD step on a fresh gradient per call. A real run on a tiny MLP must give positive, finite numbers. `batch_size_sweep` times through a stand-in `time_train_step`.
+`get_device` must name what this grading machine has; `find_saturation` and `peak_tflops` are
+pure functions, compared exactly with the reference.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from autograder.probes import compare_arrays
+
+ASSIGNMENT = "08_gpu_batch_timing"
+STEP = 0.004  # seconds every forward pass of the probe model lasts: the answer a right median gives
+DELAY = 0.05  # seconds more for a slow call (warm-up, hiccups): a mean of 5 or 7 steps with 2 or 3 of them
+# is at least 0.014 s above STEP
+SLACK = 0.01  # what a real clock may add to STEP on a busy machine, below that 0.014
+
+
+def _spec(rng: np.random.Generator, depth: int = 0):
+    """A random nested batch description: tensors, numbers, strings, None in lists, tuples and dicts."""
+    kinds = ["tensor", "tensor", "int", "float", "str", "none"] + (["list", "tuple", "dict"] * 2 if depth < 3 else [])
+    kind = str(rng.choice(kinds))
+    if kind == "tensor":
+        return ["tensor", [int(v) for v in rng.integers(1, 4, size=int(rng.integers(0, 3)))],
+                str(rng.choice(["float32", "float64", "int64", "bool"]))]
+    if kind in ("list", "tuple"):
+        return [kind, [_spec(rng, depth + 1) for _ in range(int(rng.integers(0, 4)))]]
+    if kind == "dict":
+        return ["dict", {f"key{i}": _spec(rng, depth + 1) for i in range(int(rng.integers(0, 4)))}]
+    return {"int": ["int", int(rng.integers(-9, 99))], "float": ["float", round(float(rng.uniform(-5, 5)), 3)],
+            "str": ["str", str(rng.choice(["label", "id", "text"]))], "none": ["none"]}[kind]
+
+
+def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Nested batches, GPU figures, slow calls for the timing, batch sizes and throughput curves."""
+    warmup, repeats = int(rng.integers(2, 5)), int(rng.choice([5, 7]))
+    hiccups = rng.choice(np.arange(warmup + 1, warmup + repeats + 1), size=(repeats - 1) // 2, replace=False)
+    skeleton = ["tuple", [["dict", {"x": ["tensor", [2, 3], "float32"],
+                                    "pairs": ["list", [["tuple", [["tensor", [4], "int64"], ["none"]]], ["str", "label"]]]}],
+                          _spec(rng, 1), _spec(rng, 1)]]
+    curves = 6
+    sizes = np.sort(rng.choice(2 ** np.arange(13), size=(curves, 9)), axis=1)
+    knees = 2.0 ** rng.integers(0, 9, size=(curves, 1))
+    throughput = rng.uniform(1e2, 1e5, size=(curves, 1)) * sizes / (sizes + knees) * rng.uniform(0.93, 1.07, size=sizes.shape)
+    throughput[-1] = throughput[-1, 0]  # a flat curve: the smallest batch already saturates
+    sweep_sizes = rng.permutation(rng.choice(np.arange(1, 300), size=int(rng.integers(3, 6)), replace=False))
+    return {
+        "to_device.spec": np.asarray(json.dumps(skeleton)),
+        "peak.figures": np.column_stack([rng.integers(1, 200, size=6), rng.choice([4, 32, 64, 128], size=6),
+                                         rng.choice([1, 2, 4, 256, 512], size=6), rng.uniform(0.3, 3.0, size=6)]),
+        "step.counts": np.asarray([warmup, repeats, int(rng.integers(2, 10))]),  # and the batch size
+        "step.shape": rng.integers(1, 5, size=int(rng.integers(1, 3))),
+        "step.bias": rng.standard_normal(5) * 2,
+        "step.delayed": np.concatenate([np.arange(1, warmup + 1), hiccups]),
+        "sweep.sizes": sweep_sizes, "sweep.counts": rng.integers(1, 6, size=2),
+        "sweep.cost": np.asarray([rng.uniform(1e-4, 1e-2), rng.uniform(1e-6, 1e-4)]),
+        "saturation.sizes": sizes, "saturation.throughput": throughput,
+        "saturation.tolerance": np.concatenate([[-1.0, 0.0], rng.uniform(0.01, 0.5, size=curves - 2)]),
+    }
+
+
+# Code run before every snippet in the kernel, and in `expected` here: the same objects on both sides.
+KERNEL_PRELUDE = '''
+import contextlib
+import json
+import time
+from unittest import mock
+
+import torch
+from torch import nn
+
+
+def _probe_build(spec):
+    """The batch that a spec from make_inputs describes."""
+    kind = spec[0]
+    if kind == "tensor":
+        return torch.ones(spec[1], dtype=getattr(torch, spec[2]))
+    if kind in ("list", "tuple"):
+        items = [_probe_build(item) for item in spec[1]]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {key: _probe_build(value) for key, value in spec[1].items()}
+    return None if kind == "none" else spec[1]
+
+
+def _probe_describe(batch, path="batch"):
+    """One line per node: containers with their type and keys, tensors with device, dtype and shape."""
+    if isinstance(batch, torch.Tensor):
+        return [f"{path}: tensor on {batch.device.type}, {batch.dtype}, shape {tuple(batch.shape)}"]
+    if isinstance(batch, dict):
+        lines = [f"{path}: dict with keys {list(batch)}"]
+        return lines + [line for key, value in batch.items() for line in _probe_describe(value, f"{path}[{key!r}]")]
+    if isinstance(batch, (list, tuple)):
+        lines = [f"{path}: {type(batch).__name__} of {len(batch)}"]
+        return lines + [line for i, item in enumerate(batch) for line in _probe_describe(item, f"{path}[{i}]")]
+    return [f"{path}: {type(batch).__name__} {batch!r}"]
+
+
+class _ProbeClock:
+    """Stands in for the clocks while active: each reading one microsecond later, plus advance()."""
+
+    names = ("time.perf_counter", "time.time", "time.monotonic", "timeit.default_timer")
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def read(self):
+        self.now += 1e-6
+        return self.now
+
+    def read_ns(self):
+        return int(self.read() * 1e9)
+
+    def advance(self, seconds):
+        self.now += seconds
+
+    @contextlib.contextmanager
+    def active(self):
+        patches = [mock.patch(name, self.read) for name in self.names]
+        patches += [mock.patch(name, self.read_ns) for name in ("time.perf_counter_ns", "time.time_ns", "time.monotonic_ns")]
+        for patch in patches:
+            patch.start()
+        try:
+            yield self
+        finally:
+            for patch in reversed(patches):
+                patch.stop()
+
+
+class _ProbeStepModel(nn.Module):
+    """Logits = a float64 bias, whatever the input: records each call's input shape and bias; each call
+    lasts `step` seconds and those in `delayed` (1-based) `delay` more, for real and on `clock`."""
+
+    def __init__(self, input_shape, bias, delayed, step, delay, clock):
+        super().__init__()
+        self.input_shape = tuple(int(v) for v in input_shape)
+        self.bias = nn.Parameter(torch.tensor(bias, dtype=torch.float64))
+        self.delayed, self.step, self.delay, self.clock = {int(k) for k in delayed}, step, delay, clock
+        self.calls, self.shapes, self.biases = 0, [], []
+
+    def forward(self, x):
+        self.calls += 1
+        self.shapes.append(str(tuple(x.shape)))
+        self.biases.append(self.bias.detach().clone())
+        seconds = self.step + (self.delay if self.calls in self.delayed else 0.0)
+        time.sleep(seconds)
+        self.clock.advance(seconds)
+        return self.bias.expand(x.shape[0], -1) + 0.0 * x.flatten(1).sum(1, keepdim=True)
+
+
+class _ProbeGpuBusy(nn.Module):
+    """Each forward pass queues 40 large matmuls on its device, then a tiny classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.input_shape = (8,)
+        self.linear = nn.Linear(8, 3)
+        self.register_buffer("big", torch.randn(2048, 2048))
+
+    def forward(self, x):
+        for _ in range(40):
+            torch.mm(self.big, self.big)
+        return self.linear(x)
+'''
+
+KERNEL_CODE = {
+    "get_device": """
+device = get_device()
+record('is_device', isinstance(device, torch.device))
+record('type', torch.device(device).type)
+mocked = []
+for cuda, mps in ((True, True), (True, False), (False, True), (False, False)):
+    with mock.patch('torch.cuda.is_available', return_value=cuda), \\
+            mock.patch('torch.backends.mps.is_available', return_value=mps):
+        mocked.append(torch.device(get_device()).type)
+record('mocked', mocked)
+""",
+    "to_device": """
+batch = _probe_build(json.loads(str(inputs['to_device.spec'])))
+record('moved', _probe_describe(to_device(batch, torch.device('meta'))))
+record('tensor', _probe_describe(to_device(torch.zeros(2, 1), torch.device('meta'))))
+""",
+    "peak_tflops": """
+record('tflops', [float(peak_tflops(int(sm), int(cores), int(flops), float(ghz)))
+                  for sm, cores, flops, ghz in inputs['peak.figures']])
+""",
+    "time_train_step": """
+warmup, repeats, batch_size = (int(v) for v in inputs['step.counts'])
+clock = _ProbeClock()
+model = _ProbeStepModel(inputs['step.shape'], inputs['step.bias'], inputs['step.delayed'], STEP, DELAY, clock)
+with clock.active():
+    seconds = time_train_step(model, batch_size, torch.device('cpu'), warmup, repeats)
+record('seconds', float(seconds))
+record('calls', model.calls)
+record('shapes', model.shapes)
+record('biases', torch.stack(model.biases + [model.bias.detach().clone()]))
+real = []  # a real step on a tiny MLP, by the real clock
+for size in (4, 256):
+    torch.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
+    mlp.input_shape = (32,)
+    real.append(float(time_train_step(mlp, size, torch.device('cpu'), 1, 3)))
+record('real_seconds', real)
+if torch.cuda.is_available():  # does the clock wait for queued GPU work?
+    busy, x = _ProbeGpuBusy().cuda(), torch.randn(4, 8, device='cuda')
+    busy(x)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    busy(x)
+    torch.cuda.synchronize()
+    record('gpu_work', time.perf_counter() - start)
+    record('gpu_measured', float(time_train_step(_ProbeGpuBusy(), 4, torch.device('cuda'), 1, 3)))
+""".replace("STEP, DELAY", f"{STEP!r}, {DELAY!r}"),
+    "batch_size_sweep": """
+sizes = [int(b) for b in inputs['sweep.sizes']]
+warmup, repeats = (int(v) for v in inputs['sweep.counts'])
+fixed, per_sample = (float(v) for v in inputs['sweep.cost'])
+calls, made = [], []
+
+def make_model():
+    net = nn.Linear(2, 2)
+    net.input_shape = (2,)
+    made.append(net)
+    return net
+
+def fake_time_train_step(model, batch_size, device, warmup, repeats):
+    index = next((i for i, net in enumerate(made) if net is model), -1)
+    calls.append([int(batch_size), int(warmup), int(repeats), index])
+    return fixed + per_sample * batch_size
+
+names = batch_size_sweep.__globals__
+saved = names.get('time_train_step')
+names['time_train_step'] = fake_time_train_step
+try:
+    results = batch_size_sweep(make_model, sizes, torch.device('cpu'), warmup=warmup, repeats=repeats)
+finally:
+    if saved is None:
+        names.pop('time_train_step', None)
+    else:
+        names['time_train_step'] = saved
+record('calls', calls)
+for key in ('batch_size', 'seconds', 'samples_per_second'):
+    record(key, [float(r[key]) for r in results])
+""",
+    "find_saturation": """
+answers = []
+for sizes, throughput, tolerance in zip(inputs['saturation.sizes'], inputs['saturation.throughput'],
+                                        inputs['saturation.tolerance']):
+    results = [{'batch_size': int(b), 'seconds': int(b) / float(s), 'samples_per_second': float(s)}
+               for b, s in zip(sizes, throughput)]
+    results = results[::2] + results[1::2]  # not sorted by batch size
+    answers.append(int(find_saturation(results) if tolerance < 0 else find_saturation(results, tolerance=float(tolerance))))
+record('batch_sizes', answers)
+""",
+}
+
+
+def _prelude() -> dict:
+    namespace: dict = {}
+    exec(KERNEL_PRELUDE, namespace)
+    return namespace
+
+
+def expected(inputs: dict[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
+    """The reference answers, and what the properties of the timings are judged against."""
+    import torch
+
+    from helpers.device import pick_device
+    from helpers.reference import gpu_batch_timing as ref
+
+    ns, meta = _prelude(), torch.device("meta")
+    batch = ns["_probe_build"](json.loads(str(inputs["to_device.spec"])))
+    warmup, repeats, batch_size = (int(v) for v in inputs["step.counts"])
+    shape = (batch_size, *(int(v) for v in inputs["step.shape"]))
+    step = {"calls": warmup + repeats, "shapes": np.asarray([str(shape)] * (warmup + repeats)),
+            "gpu": torch.cuda.is_available()}
+    sizes = [int(b) for b in inputs["sweep.sizes"]]
+    fixed, per_sample = (float(v) for v in inputs["sweep.cost"])
+    seconds = [fixed + per_sample * b for b in sizes]
+    answers = []
+    for sizes_row, throughput, tolerance in zip(inputs["saturation.sizes"], inputs["saturation.throughput"],
+                                                inputs["saturation.tolerance"]):
+        results = [{"batch_size": int(b), "samples_per_second": float(s)} for b, s in zip(sizes_row, throughput)]
+        answers.append(ref.find_saturation(results) if tolerance < 0 else ref.find_saturation(results, float(tolerance)))
+    return {
+        "get_device": {"is_device": True, "type": pick_device().type,
+                       "mocked": np.asarray(["cuda", "cuda", "mps", "cpu"])},
+        "to_device": {"moved": np.asarray(ns["_probe_describe"](ref.to_device(batch, meta))),
+                      "tensor": np.asarray(ns["_probe_describe"](torch.zeros(2, 1, device=meta)))},
+        "peak_tflops": {"tflops": np.asarray([ref.peak_tflops(int(sm), int(cores), int(flops), float(ghz))
+                                              for sm, cores, flops, ghz in inputs["peak.figures"]])},
+        "time_train_step": step,
+        "batch_size_sweep": {"calls": np.asarray([[b, *(int(v) for v in inputs["sweep.counts"]), i]
+                                                  for i, b in enumerate(sizes)]),
+                             "batch_size": np.asarray(sizes, dtype=float), "seconds": np.asarray(seconds),
+                             "samples_per_second": np.asarray(sizes) / np.asarray(seconds)},
+        "find_saturation": {"batch_sizes": np.asarray(answers)},
+    }
+
+
+TOLERANCE = {"get_device": {"rtol": 0, "atol": 0},
+             "peak_tflops": {"rtol": 1e-9, "atol": 0},  # the same product, perhaps in another order
+             "find_saturation": {"rtol": 0, "atol": 0}}
+
+
+def _judge_to_device(got: dict, want: dict) -> str | None:
+    """The first node that differs, named by its path in the batch."""
+    for key in ("tensor", "moved"):
+        if key not in got:
+            return f"to_device gave no {key}"
+        lines, wanted = [str(v) for v in np.asarray(got[key]).ravel()], [str(v) for v in want[key]]
+        for line, expected_line in zip(lines + [""] * len(wanted), wanted):
+            if line != expected_line:
+                return (f"to_device(batch, meta) on a nested batch your notebook never saw: "
+                        f"{line or 'nothing'}; expected {expected_line}")
+        if len(lines) != len(wanted):
+            return f"to_device(batch, meta): {len(lines)} nodes in the result; expected {len(wanted)}"
+    return None
+
+
+def _sgd_steps(biases: np.ndarray) -> str | None:
+    """None when each update is -lr x the fresh gradient of the cross-entropy with labels 0, one lr for all."""
+    logits = biases[:-1]  # (calls, C): the bias each forward pass saw; the last row is after the last step
+    softmax = np.exp(logits - logits.max(axis=1, keepdims=True))
+    gradients = softmax / softmax.sum(axis=1, keepdims=True) - np.eye(biases.shape[1])[0]  # (calls, C)
+    updates = np.diff(biases, axis=0)
+    if not np.any(updates):
+        return ("the model's weights never changed: the timed step must be a whole training step "
+                "(zero_grad, forward, F.cross_entropy, backward, optimizer.step())")
+    rates = -np.sum(updates * gradients, axis=1) / np.sum(gradients * gradients, axis=1)
+    residual = np.abs(updates + rates[:, None] * gradients).max(axis=1)
+    if (np.all(rates > 0) and np.ptp(rates) <= 1e-3 * rates.max()
+            and np.all(residual <= 1e-3 * np.abs(updates).max(axis=1))):
+        return None
+    if np.all(rates > 0) and rates[-1] > 1.5 * rates[0]:
+        return ("each step moved the weights further than the one before, as when gradients pile up: "
+                "call optimizer.zero_grad() in every step, and use torch.optim.SGD without momentum")
+    return ("the weights did not move by one SGD step on a fresh gradient per step "
+            "(torch.optim.SGD, labels torch.zeros(batch_size, dtype=torch.long), zero_grad every step)")
+
+
+def _judge_time_train_step(got: dict, want: dict) -> str | None:
+    for key in ("seconds", "calls", "shapes", "biases", "real_seconds"):
+        if key not in got:
+            return f"time_train_step gave no {key}"
+    calls, expected_calls = int(got["calls"]), int(want["calls"])
+    if calls != expected_calls:
+        return (f"time_train_step ran {calls} forward passes; expected warmup + repeats = {expected_calls} "
+                "(warm-up steps untimed, then one timed step per repeat)")
+    shapes = [str(v) for v in np.asarray(got["shapes"]).ravel()]
+    if shapes != [str(v) for v in want["shapes"]]:
+        return f"time_train_step fed inputs of shapes {sorted(set(shapes))}; expected {want['shapes'][0]} = (batch_size, *model.input_shape)"
+    seconds = float(got["seconds"])
+    if not np.isfinite(seconds) or not 0.75 * STEP <= seconds <= STEP + SLACK:
+        return (f"time_train_step returned {seconds:.4g} s for a model whose steps take {STEP} s, the warm-up and "
+                f"a few hiccups {STEP + DELAY:g} s: return the median seconds of one timed step (not their mean, "
+                "not per sample), and do not time the warm-up")
+    problem = _sgd_steps(np.asarray(got["biases"], dtype=np.float64))
+    if problem:
+        return f"time_train_step: {problem}"
+    real = np.asarray(got["real_seconds"], dtype=np.float64).ravel()
+    if real.shape != (2,) or not np.all(np.isfinite(real)) or not np.all((real > 0) & (real < 5)):
+        return f"time_train_step on a tiny MLP returned {real.tolist()} seconds: expected positive, finite, well under 5 s"
+    if bool(want["gpu"]):
+        if "gpu_measured" not in got or "gpu_work" not in got:
+            return "time_train_step was not measured on the GPU"
+        if not float(got["gpu_measured"]) > 0.5 * float(got["gpu_work"]):
+            return ("on the GPU time_train_step returned less than the queued GPU work: synchronize before "
+                    "reading the clock (benchmark.timer(), torch.cuda.synchronize() or CUDA events)")
+    return None
+
+
+def _judge_sweep(got: dict, want: dict) -> str | None:
+    for key in ("calls", "batch_size", "seconds", "samples_per_second"):
+        if key not in got:
+            return f"batch_size_sweep gave no {key}"
+    calls, wanted = np.asarray(got["calls"]), np.asarray(want["calls"])
+    if calls.shape != wanted.shape or not np.array_equal(calls[:, :3], wanted[:, :3]):
+        return (f"batch_size_sweep called time_train_step with (batch_size, warmup, repeats) = "
+                f"{calls[:, :3].tolist() if calls.ndim == 2 else calls.tolist()}; expected {wanted[:, :3].tolist()}: "
+                "once per batch size, in the order given, warmup and repeats passed on")
+    if not np.array_equal(calls[:, 3], wanted[:, 3]):
+        return "batch_size_sweep timed the same model more than once: give every batch size a fresh make_model()"
+    for key, rtol in (("batch_size", 0.0), ("seconds", 1e-12), ("samples_per_second", 1e-9)):
+        message = compare_arrays(got[key], want[key], rtol=rtol, atol=0.0)
+        if message:
+            hint = " (batch_size / seconds)" if key == "samples_per_second" else ""
+            return f"batch_size_sweep: the results' {key} {message}{hint}"
+    return None
+
+
+CUSTOM = {"to_device": _judge_to_device, "time_train_step": _judge_time_train_step,
+          "batch_size_sweep": _judge_sweep}
