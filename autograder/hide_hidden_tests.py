@@ -4,7 +4,8 @@ nbgrader restores hidden tests into the autograded notebook (that is how they ru
 feedback HTML shows that notebook as it is. This preprocessor, run by `generate_feedback`,
 removes the hidden region from each test cell's source (nbgrader's ClearHiddenTests) and, for
 the same cells, cuts each error's traceback down to its last line: IPython's traceback quotes
-the failing test lines. What is left is what the student needs, the check's message
+the failing test lines; anything else the cell printed goes too. What is left is what the
+student needs, the check's message
 ("grad_w1 has shape (100, 1000); expected (1000, 100)...").
 """
 
@@ -24,8 +25,14 @@ class HideHiddenTests(ClearHiddenTests):
         if cell.cell_type != "code":
             return super().preprocess_cell(cell, resources, cell_index)
         if self._remove_hidden_test_region(cell):
+            # Only the verdict stays: what a hidden test printed, or what a student's hook
+            # (pre_run_cell, an input transformer) printed while it ran, could quote its code.
+            kept = []
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
-                    message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+                    message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"[:300]
+                    output["evalue"] = message.split(": ", 1)[-1]
                     output["traceback"] = [message, "(the hidden test's code is not shown)"]
+                    kept.append(output)
+            cell["outputs"] = kept
         return cell, resources

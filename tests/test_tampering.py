@@ -9,6 +9,7 @@ more than the honest notebook.
 from __future__ import annotations
 
 import copy
+import html
 import json
 from pathlib import Path
 
@@ -28,12 +29,9 @@ BASELINE = 2.0  # test_relu + test_relu_hidden
 # value to wave through. They go where a student writes answers: the solution cells.
 ALWAYS_EQUAL = '''
 class AlwaysEqual:
-    """Equal to everything; any length."""
+    """Equal to everything."""
     def __eq__(self, other): return True
     def __ne__(self, other): return False
-    def __len__(self): return 3
-    def __iter__(self): return iter([AlwaysEqual(), AlwaysEqual(), AlwaysEqual()])
-    def __getitem__(self, item): return AlwaysEqual()
     def __float__(self): return 0.0
 '''
 FAKE_ANSWERS = {
@@ -181,6 +179,8 @@ def attacks() -> dict[str, object]:
         "numpy_by_helpers": added("", HELPERS_ANSWER),
         "numpy_by_reference": added("", REFERENCE_ANSWER),
         "reads_course_files": added(READ_FILES.format(root=ROOT)),
+        "prints_hidden_tests": added("get_ipython().events.register('pre_run_cell', "
+                                     "lambda info: print(info.raw_cell))"),
     }
 
 
@@ -207,7 +207,7 @@ def graded(tmp_path_factory):
         path.parent.mkdir(parents=True)
         nbformat.write(make(nb), path)
     out = tmp_path_factory.mktemp("graded")
-    grade(course, root, out, [ASSIGNMENT], n_jobs=2, timeout=30)
+    grade(course, root, out, [ASSIGNMENT], n_jobs=2, timeout=15)
     records = json.loads((out / "grades.json").read_text())
     return {r["student_id"]: r for r in records}, out
 
@@ -246,13 +246,19 @@ def test_solving_numpy_by_other_means_is_reported_in_the_feedback(graded, studen
     assert "Checked outside your notebook" in feedback and words in feedback
 
 
-def test_course_files_read_from_the_kernel_stay_out_of_the_feedback(graded):
+@pytest.mark.parametrize("student", ["reads_course_files", "prints_hidden_tests"])
+def test_hidden_tests_and_answers_stay_out_of_the_feedback(graded, student):
     records, out = graded
-    assert records["reads_course_files"]["score"] <= BASELINE
-    feedback = (out / "feedback" / "reads_course_files" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert records[student]["score"] <= BASELINE
+    feedback = (out / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    feedback = html.unescape(feedback)
     source = read_notebook(Course(ROOT).source_notebook(ASSIGNMENT))
-    hidden = [c.source.splitlines()[2] for c in source.cells if is_test(c) and "BEGIN HIDDEN" in c.source]
-    assert hidden and not [line for line in hidden if line in feedback]
+    hidden_cells = [c.source for c in source.cells if is_test(c) and "BEGIN HIDDEN" in c.source]
+    elsewhere = {line.strip() for c in source.cells if c.source not in hidden_cells
+                 for line in c.source.splitlines()}
+    hidden = {line.strip() for text in hidden_cells for line in text.splitlines()[2:-1]
+              if len(line.strip()) > 30 and line.strip() not in elsewhere}
+    assert len(hidden) > 20 and not [line for line in hidden if line in feedback]
     assert "BEGIN HIDDEN TESTS" not in feedback and "def relu(h: np.ndarray)" not in feedback
 
 
