@@ -48,7 +48,7 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
                                     "pairs": ["list", [["tuple", [["tensor", [4], "int64"], ["none"]]], ["str", "label"]]]}],
                           _spec(rng, 1), _spec(rng, 1)]]
     curves = 6
-    sizes = np.sort(rng.choice(2 ** np.arange(13), size=(curves, 9)), axis=1)
+    sizes = np.stack([np.sort(rng.choice(2 ** np.arange(13), size=9, replace=False)) for _ in range(curves)])
     knees = 2.0 ** rng.integers(0, 9, size=(curves, 1))
     throughput = rng.uniform(1e2, 1e5, size=(curves, 1)) * sizes / (sizes + knees) * rng.uniform(0.93, 1.07, size=sizes.shape)
     throughput[-1] = throughput[-1, 0]  # a flat curve: the smallest batch already saturates
@@ -64,7 +64,7 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "sweep.sizes": sweep_sizes, "sweep.counts": rng.integers(1, 6, size=2),
         "sweep.cost": np.asarray([rng.uniform(1e-4, 1e-2), rng.uniform(1e-6, 1e-4)]),
         "saturation.sizes": sizes, "saturation.throughput": throughput,
-        "saturation.tolerance": np.concatenate([[-1.0, 0.0], rng.uniform(0.01, 0.5, size=curves - 2)]),
+        "saturation.tolerance": np.concatenate([[-1.0], rng.uniform(0.01, 0.5, size=curves - 1)]),  # -1: default
     }
 
 
