@@ -1,0 +1,78 @@
+"""The trusted run's parts without a kernel: the scan, cell selection, seeds, comparison, coverage."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder import scan, verify
+from autograder.layout import Course
+from autograder.notebooks import grade_id, is_solution, read_notebook
+from autograder.probes import compare_arrays, probe_modules
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("code, found", [
+    ("import torch\nx = torch.zeros(1)", ["line 1: torch", "line 2: torch"]),
+    ("from helpers.reference.numpy_mlp import relu", ["line 1: helpers.reference"]),
+    ("m = __import__('tor' + 'ch')", ["line 1: __import__"]),
+    ("f = getattr(helpers, 'reference')", ["line 1: helpers"]),
+    ("import importlib\nm = importlib.import_module('helpers.reference')", ["line 1: importlib", "line 2: helpers.reference",
+                                                                          "line 2: importlib"]),
+    ("get_ipython().ast_transformers.append(x)", ["line 1: get_ipython"]),
+    ("text = open('/etc/passwd').read()", ["line 1: open"]),
+    ("%timeit relu(h)\nimport numpy as np\nopenai = 1", []),
+    ("def relu(h):\n    return np.maximum(h, 0)", []),
+])
+def test_the_scan_names_what_no_answer_needs(code, found):
+    assert scan.findings(code, forbidden=("torch", "helpers")) == found
+
+
+def test_a_seed_is_fixed_per_submission_and_secret_per_key():
+    assert verify.seed_for("k", "alice", "01") == verify.seed_for("k", "alice", "01")
+    assert len({verify.seed_for(k, s, "01") for k in ("k", "l") for s in ("alice", "bob")}) == 4
+
+
+def test_arrays_are_compared_by_shape_kind_and_value():
+    want = np.arange(6.0).reshape(2, 3)
+    assert compare_arrays(want + 1e-9, want, rtol=1e-5, atol=1e-7) is None
+    assert "shape" in compare_arrays(want.T, want, rtol=1e-5, atol=1e-7)
+    assert "differs" in compare_arrays(want * 2, want, rtol=1e-5, atol=1e-7)
+    assert "nan" in compare_arrays(want * np.nan, want, rtol=1e-5, atol=1e-7)
+    assert compare_arrays(np.array(["a"]), np.array(["b"]), rtol=0, atol=0)
+    assert compare_arrays(np.array(1.0), np.array(True), rtol=0, atol=0)
+
+
+def test_the_trusted_run_takes_locked_cells_from_the_source_and_answers_from_the_student():
+    source = read_notebook(Course(ROOT).source_notebook("01_numpy_mlp"))
+    submitted = copy.deepcopy(source)
+    submitted.cells[0].source = "import numpy as np  # setup edited by the student"
+    for cell in submitted.cells:
+        if grade_id(cell) == "relu":
+            cell.source = "def relu(h):\n    return h  # the student's answer"
+    submitted.cells.append(copy.deepcopy(submitted.cells[0]))
+    submitted.cells[-1].metadata = {}
+    submitted.cells[-1].source = "EPS = 1e-5  # a cell the student added"
+    cells, _ = verify.student_code(submitted, source)
+    kinds = dict((kind, text) for kind, text in cells)
+    assert kinds["setup"] == source.cells[0].source
+    assert kinds["solution:relu"].endswith("the student's answer")
+    assert kinds["added"].startswith("EPS")
+    assert not any("check_" in text for kind, text in cells if kind != "setup")  # no test cell
+
+
+def test_every_exercise_of_every_assignment_has_a_probe():
+    course = Course(ROOT)
+    modules = probe_modules()
+    assert set(course.assignments()) <= set(modules)
+    for assignment in course.assignments():
+        source = read_notebook(course.source_notebook(assignment))
+        names = {n for c in source.cells if is_solution(c) for n in scan.defined_names(c.source)}
+        names = {n for n in names if not n.startswith("_") and n not in ("np", "torch", "nn", "F")}
+        inputs = modules[assignment].make_inputs(np.random.default_rng(0))
+        covered = set(modules[assignment].expected(inputs))
+        assert names <= covered, (assignment, names - covered)
