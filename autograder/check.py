@@ -26,7 +26,6 @@ from pathlib import Path
 
 from autograder.backends import add_backend_options, make_backend
 from autograder.engine import (
-    GRADEBOOKS,
     GradeJob,
     GradeResult,
     default_jobs,
@@ -100,7 +99,7 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
                     timeout: int | None, hide: tuple[str, ...] = ()) -> Plan:
     source_nb = read_notebook(template.source_notebook(assignment))
     common = dict(assignment=assignment, template_dir=template.dir,
-                  work_dir=course.build_dir / "work", timeout=timeout, hide=hide)
+                  work_dir=scratch.parent / "jobs", timeout=timeout, hide=hide)
     jobs = [GradeJob(student_id="solution", notebook=template.source_notebook(assignment),
                      label="solution", **common)]
     sizes = {"solution": len(source_nb.cells)}
@@ -261,13 +260,15 @@ def check(course: Course, requested: list[str] | None = None, n_jobs: int | None
     if not assignments:
         return []
     work = course.build_dir / "work"
-    (work / GRADEBOOKS).mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="check-", dir=work) as tmp:
-        # Kernels see neither the answers nor the grader's files (template, mutants, gradebooks).
-        hide = private_paths(course.root, Path(tmp), work / GRADEBOOKS)
+        # Kernels see neither the answers nor the grader's files. The server hides what is
+        # fixed; each kernel also hides this run's folder (template, mutants, gradebooks, the
+        # other jobs) but for its own job's folder.
+        hide = private_paths(course.root)
         with limit_kernel_threads(n_jobs), KernelServer(warm_kernels, hide=hide) as server:
-            return _check(course, assignments, Path(tmp), hide, server, n_jobs, timeout, progress,
-                          backend)
+            return _check(course, assignments, Path(tmp), (*hide, tmp), server, n_jobs, timeout,
+                          progress, backend)
 
 
 def _check(course: Course, assignments: list[str], tmp: Path, hide: tuple[str, ...], server,

@@ -110,11 +110,13 @@ def set_limits(memory: int | None, cpu: int | None) -> None:
             print(f"autograder: could not set a kernel limit ({error})", file=sys.stderr)
 
 
-def _confine(hide: list[str], memory: int | None, cpu: int | None, always: bool = False) -> None:
-    """Hide `hide` (a user namespace of its own anyway when `always`), then set the limits."""
+def _confine(hide: list[str], memory: int | None, cpu: int | None, always: bool = False,
+             keep: str | None = None) -> None:
+    """Hide `hide` but `keep` (a user namespace of its own anyway when `always`), then set the
+    limits."""
     if hide or always:
         try:
-            sandbox.enter(hide)
+            sandbox.enter(hide, keep)
         except OSError as error:
             print(f"autograder: the kernel runs unsandboxed ({error})", file=sys.stderr)
     set_limits(memory, cpu)
@@ -136,7 +138,7 @@ def _run_kernel(request: dict, fds: list[int], sandboxed: bool = False) -> NoRet
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     _confine(list(request.get("hide") or ()), request.get("memory"), request.get("cpu"),
-             always=sandboxed)
+             always=sandboxed, keep=request["cwd"])  # the kernel's own job folder stays
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -290,7 +292,7 @@ def launch(path: str, command: list[str], hide: list[str] | None = None,
         except OSError:
             conn = None
     if conn is None:  # no server: the ordinary kernel, in this very process
-        _confine(hide, memory, cpu)
+        _confine(hide, memory, cpu, keep=os.getcwd())
         os.execv(command[0], command)
 
     def relay(signum, _frame):

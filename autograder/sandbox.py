@@ -92,15 +92,19 @@ def _targets(hide: Iterable[str]) -> list[str]:
     return found
 
 
-def enter(hide: Iterable[str]) -> list[str]:
+def enter(hide: Iterable[str], keep: str | None = None) -> list[str]:
     """Hide each path of `hide` from this process and its future children; returns those hidden.
 
+    keep: a folder inside a hidden one that stays visible and writable (a kernel's own job
+    folder inside the folder of every job): the rest of that hidden folder still looks empty.
     Call it while the process has a single thread (before importing torch, or just after a
     fork). Paths that do not exist are skipped. Raises SandboxError when it cannot.
     """
     targets = _targets(hide)
     uid, gid = os.getuid(), os.getgid()
     cwd = os.getcwd()
+    keep = os.path.realpath(keep) if keep and os.path.isdir(keep) else None
+    kept = None
     if targets:
         try:
             _unshare(CLONE_NEWNS, "unshare(CLONE_NEWNS)")
@@ -108,14 +112,26 @@ def enter(hide: Iterable[str]) -> list[str]:
             _own_user_namespace(uid, gid)
         # Our mounts must not leak into the namespace we came from.
         _mount(None, "/", None, MS_REC | MS_PRIVATE, None, "making / private")
+        if keep:  # opened in this namespace, so that it can be bound back once covered
+            kept = os.open(keep, os.O_PATH | os.O_DIRECTORY)
         for path in targets:
-            if os.path.isdir(path):
+            if keep and os.path.isdir(path) and keep.startswith(path.rstrip("/") + "/"):
+                # An empty tmpfs with just the path down to `keep`, `keep` itself bound on top.
+                _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                       "size=64k,nr_inodes=64,mode=0555", f"hiding {path}")
+                inside = os.path.join(path, os.path.relpath(keep, path))
+                os.makedirs(inside, exist_ok=True)
+                _mount(f"/proc/self/fd/{kept}", inside, None, MS_BIND, None, f"keeping {keep}")
+                _mount(None, path, None, MS_REMOUNT | _EMPTY, None, f"hiding {path}")
+            elif os.path.isdir(path):
                 _mount("tmpfs", path, "tmpfs", _EMPTY, "size=4k,nr_inodes=1,mode=0555",
                        f"hiding {path}")
             else:
                 _mount("/dev/null", path, None, MS_BIND, None, f"hiding {path}")
                 _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, None,
                        f"hiding {path}")  # no MS_NODEV: /dev/null must still open
+    if kept is not None:
+        os.close(kept)
     _own_user_namespace(uid, gid)  # locks the mounts and drops every hold on the grader
     try:  # a working folder inside a hidden one would still reach the files underneath
         os.chdir(cwd)

@@ -148,3 +148,28 @@ def test_a_graded_submission_cannot_print_the_hidden_tests(server, tmp_path):
     graded = read_notebook(tmp_path / "out" / "00_fixture.ipynb")
     printed = next(c for c in graded.cells if grade_id(c) == "scale").outputs[0].text
     assert printed == "nothing\n"
+
+
+@needs_namespaces
+@pytest.mark.slow
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_kernel_sees_its_own_job_folder_but_not_the_other_jobs_beside_it(server, tmp_path, warm):
+    """Every job lives under one batch folder, hidden from each kernel but for its own job."""
+    batch = tmp_path / "batch"
+    mine, theirs = batch / "jobs" / "job-mine", batch / "jobs" / "job-theirs"
+    for job, text in ((mine, "mine"), (theirs, "bob's notebook")):
+        job.mkdir(parents=True)
+        (job / "visible.txt").write_text(text)
+    (batch / "template").mkdir()
+    (batch / "template" / "source.ipynb").write_text("solutions")
+    code = textwrap.dedent(f"""
+        import os
+        print(repr(open("visible.txt").read()))
+        open("written.txt", "w").write("kept")
+        print(sorted(os.listdir({str(batch / "jobs")!r})))
+        print(os.path.exists({str(theirs / "visible.txt")!r}), os.path.exists({str(batch / "template")!r}))
+    """)
+    socket = server[0].socket if warm else None
+    assert run_kernel(mine, code, kernel_server=socket or "", hide=[str(batch)]) == [
+        "'mine'", "['job-mine']", "False False"]
+    assert (mine / "written.txt").read_text() == "kept"  # the job folder stays writable
