@@ -49,6 +49,7 @@ from autograder.engine import (
     GradeResult,
     default_jobs,
     limit_kernel_threads,
+    private_paths,
     run_jobs,
 )
 from autograder.journal import Journal, atomic_write, fingerprint, grading_settings
@@ -200,12 +201,23 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
     with limit_kernel_threads(n_jobs), ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(
             prefix="grade-", dir=course.build_dir / "work")))
+        # No kernel reads the answers, the submissions, the output, or this run's folder (the
+        # template, the gradebooks, other students' jobs) but for its own job (sandbox.py). The
+        # server hides what does not hold the jobs; each kernel hides all of it.
+        hide = private_paths(course.root, submitted, out, tmp)
+        server_hide = [p for p in hide if not str(tmp).startswith(p.rstrip("/") + "/") and p != str(tmp)]
+        # Started first: it preloads torch while nbgrader generates the template.
+        server = (stack.enter_context(KernelServer(warm_kernels, hide=server_hide))
+                  if backend.local else None)
+        if server is not None and server.sandbox_problem and progress is not None:
+            print(f"  warning: {server.sandbox_problem}", file=sys.stderr, flush=True)
         template = build_template(course.source_dir, assignments, tmp / "template")
         todo = [s for s in subs if s.notebook is not None]
+        key = journal.key()
         jobs = [GradeJob(student_id=s.student_id, assignment=s.assignment, notebook=s.notebook,
                          # under tmp: what an interrupted job leaves goes with it
                          template_dir=template.dir, work_dir=tmp / "jobs",
-                         timeout=timeout, warnings=tuple(s.warnings),
+                         timeout=timeout, warnings=tuple(s.warnings), hide=hide, verify_key=key,
                          feedback_dir=out / "feedback" / s.student_id / s.assignment,
                          autograded_dir=out / "autograded" / s.student_id / s.assignment)
                 for s in todo]
@@ -234,9 +246,6 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
                 progress(result)
 
         index = {(j.student_id, j.assignment): k for k, j in enumerate(jobs)}
-        server = None
-        if pending and backend.local:
-            server = stack.enter_context(KernelServer(warm_kernels))
         try:
             graded = run_jobs([jobs[k] for k in pending], n_jobs, on_result=arrived,
                               kernel_server=server.socket if server else None, backend=backend)

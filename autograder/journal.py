@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import platform
+import secrets
 import tempfile
 import time
 from collections.abc import Iterable
@@ -128,6 +129,18 @@ class Journal:
 
     def __init__(self, out: Path):
         self.dir = Path(out) / FOLDER
+
+    def key(self) -> str:
+        """This output folder's secret for the probes' inputs (autograder/verify.py), made once:
+        the same submission gets the same inputs on every run; kernels cannot read it."""
+        path = self.dir / "key"
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except OSError:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, secrets.token_hex(32) + "\n")
+            path.chmod(0o600)
+            return path.read_text(encoding="utf-8").strip()
 
     def path(self, student_id: str, assignment: str) -> Path:
         # Student ids are folder names of SUBMITTED: already valid file names.
