@@ -152,8 +152,17 @@ def quiet_worker() -> None:
 
 def _pool(workers: int) -> ProcessPoolExecutor:
     # fork: workers start at once, sharing the parent's imports (nbgrader takes ~2 s to import).
+    # Not from a process with other threads running (a Dask client's event loop, a test
+    # runner's): a lock one of them held is held forever in the child, and the worker hangs.
+    # Then forkserver: a clean process that imports the engine once and forks the workers.
     methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    if "fork" in methods and threading.active_count() == 1:
+        context = multiprocessing.get_context("fork")
+    elif "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["autograder.engine"])
+    else:
+        context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker)
 
 
