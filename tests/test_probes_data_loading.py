@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import nbformat
 import numpy as np
 import pytest
 import torch
 from notebook_solutions import solution_namespace
+from probe_harness import probe_failures
 
 from autograder.probes import judge, probe_for, run_in_namespace
 from autograder.verify import exercises_by_cell
@@ -46,18 +46,8 @@ def expected(seed: int) -> dict:
 
 
 def failures(names: dict, seed: int, folder: Path, patches: dict | None = None) -> dict[str, str]:
-    """exercise -> message for every exercise that fails on the inputs of `seed`.
-
-    patches: (object, attribute) -> value, in force while the student's side runs only.
-    """
-    inputs = PROBE.make_inputs(np.random.default_rng(seed))
-    with pytest.MonkeyPatch.context() as mp:
-        for (target, attribute), value in (patches or {}).items():
-            mp.setattr(target, attribute, value)
-        outputs = run_in_namespace(PROBE, names, inputs, folder)
-    cached = SimpleNamespace(**vars(PROBE))
-    cached.expected = lambda _inputs: expected(seed)
-    return {name: v.message for name, v in judge(cached, inputs, outputs).items() if not v.ok}
+    """exercise -> message for every exercise that fails on the inputs of `seed` (probe_harness)."""
+    return probe_failures(PROBE, names, seed, folder, patches, expected)
 
 
 def test_every_exercise_of_the_notebook_is_probed():

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import torch
 from notebook_solutions import solution_namespace
+from probe_harness import probe_failures
 
-from autograder.probes import judge, probe_for, run_in_namespace
+from autograder.probes import probe_for
 from autograder.verify import exercises_by_cell
 
 ASSIGNMENT = "05_optim"
@@ -35,17 +36,8 @@ def namespace(*cells: str) -> dict:
 
 
 def failures(names: dict, seed: int, folder: Path, patches: dict | None = None) -> dict[str, str]:
-    """exercise -> message for every exercise that fails on the inputs of `seed`.
-
-    patches: (object, attribute) -> value, in force while the student's side runs (not while judging,
-    which happens in another process when grading).
-    """
-    inputs = PROBE.make_inputs(np.random.default_rng(seed))
-    with pytest.MonkeyPatch.context() as mp:
-        for (target, attribute), value in (patches or {}).items():
-            mp.setattr(target, attribute, value)
-        outputs = run_in_namespace(PROBE, names, inputs, folder)
-    return {name: v.message for name, v in judge(PROBE, inputs, outputs).items() if not v.ok}
+    """exercise -> message for every exercise that fails on the inputs of `seed` (probe_harness)."""
+    return probe_failures(PROBE, names, seed, folder, patches)
 
 
 def test_every_exercise_of_the_notebook_is_probed():
