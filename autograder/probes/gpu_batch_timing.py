@@ -2,8 +2,10 @@
 
 Timings are not reproducible, so `time_train_step` runs a probe model whose every forward pass lasts
 STEP seconds, and the warm-up and a minority of timed calls DELAY more, both slept for real and
-added to a virtual clock (each reading one microsecond later) that stands in for the usual clocks.
-It is judged by properties: how many forward passes, on which shapes, a result near STEP (the median
+added to a virtual clock (each reading one microsecond later) that stands in for the usual clocks,
+including a clock the student's globals bound at import (`from time import perf_counter`). An answer
+timed by a clock it cannot stand in for is judged against the real time each step can have taken,
+measured in the same run, so a busy machine never costs a correct answer a point. It is judged by properties: how many forward passes, on which shapes, a result near STEP (the median
 of the timed steps: not their mean, not per sample, not the warm-up), and weights that move by one
 SGD step on a fresh gradient per call. A real run on a tiny MLP must give positive, finite numbers. `batch_size_sweep` times through a stand-in `time_train_step`.
 `get_device` must name what this grading machine has; `find_saturation` and `peak_tflops` are
@@ -105,16 +107,26 @@ def _probe_describe(batch, path="batch"):
     return [f"{path}: {type(batch).__name__} {batch!r}"]
 
 
+_probe_real_clock = time.perf_counter  # bound before the virtual clock stands in for it
+
+
 class _ProbeClock:
-    """Stands in for the clocks while active: each reading one microsecond later, plus advance()."""
+    """Stands in for the clocks while active: each reading one microsecond later, plus advance().
+
+    Besides the clocks of `time` and `timeit`, it replaces every name in the globals (and default
+    arguments) of the functions given that is bound to one of those clocks, so that
+    `from time import perf_counter` reads it too. `reads` counts the readings.
+    """
 
     names = ("time.perf_counter", "time.time", "time.monotonic", "timeit.default_timer")
+    ns_names = ("time.perf_counter_ns", "time.time_ns", "time.monotonic_ns")
 
     def __init__(self):
-        self.now = 1000.0
+        self.now, self.reads = 1000.0, 0
 
     def read(self):
         self.now += 1e-6
+        self.reads += 1
         return self.now
 
     def read_ns(self):
@@ -124,9 +136,23 @@ class _ProbeClock:
         self.now += seconds
 
     @contextlib.contextmanager
-    def active(self):
+    def active(self, *functions):
+        import timeit
+
+        real = {time.perf_counter: self.read, time.time: self.read, time.monotonic: self.read,
+                timeit.default_timer: self.read, time.perf_counter_ns: self.read_ns,
+                time.time_ns: self.read_ns, time.monotonic_ns: self.read_ns}
         patches = [mock.patch(name, self.read) for name in self.names]
-        patches += [mock.patch(name, self.read_ns) for name in ("time.perf_counter_ns", "time.time_ns", "time.monotonic_ns")]
+        patches += [mock.patch(name, self.read_ns) for name in self.ns_names]
+        for function in functions:
+            names = getattr(function, "__globals__", {})
+            for key, value in list(names.items()):
+                if callable(value) and not isinstance(value, type) and value in real:
+                    patches.append(mock.patch.dict(names, {key: real[value]}))
+            defaults = getattr(function, "__defaults__", None)
+            if defaults and any(callable(v) and v in real for v in defaults):
+                patches.append(mock.patch.object(function, "__defaults__", tuple(
+                    real[v] if callable(v) and v in real else v for v in defaults)))
         for patch in patches:
             patch.start()
         try:
@@ -145,14 +171,16 @@ class _ProbeStepModel(nn.Module):
         self.input_shape = tuple(int(v) for v in input_shape)
         self.bias = nn.Parameter(torch.tensor(bias, dtype=torch.float64))
         self.delayed, self.step, self.delay, self.clock = {int(k) for k in delayed}, step, delay, clock
-        self.calls, self.shapes, self.biases = 0, [], []
+        self.calls, self.shapes, self.biases, self.real = 0, [], [], []
 
     def forward(self, x):
         self.calls += 1
         self.shapes.append(str(tuple(x.shape)))
         self.biases.append(self.bias.detach().clone())
         seconds = self.step + (self.delay if self.calls in self.delayed else 0.0)
+        start = _probe_real_clock()
         time.sleep(seconds)
+        self.real.append([start, _probe_real_clock()])  # when this forward pass began and ended
         self.clock.advance(seconds)
         return self.bias.expand(x.shape[0], -1) + 0.0 * x.flatten(1).sum(1, keepdim=True)
 
@@ -197,8 +225,11 @@ record('tflops', [float(peak_tflops(int(sm), int(cores), int(flops), float(ghz))
 warmup, repeats, batch_size = (int(v) for v in inputs['step.counts'])
 clock = _ProbeClock()
 model = _ProbeStepModel(inputs['step.shape'], inputs['step.bias'], inputs['step.delayed'], STEP, DELAY, clock)
-with clock.active():
+called = _probe_real_clock()
+with clock.active(time_train_step):
     seconds = time_train_step(model, batch_size, torch.device('cpu'), warmup, repeats)
+record('real_calls', [called, *(t for forward in model.real for t in forward), _probe_real_clock()])
+record('virtual_reads', clock.reads)
 record('seconds', float(seconds))
 record('calls', model.calls)
 record('shapes', model.shapes)
@@ -281,7 +312,7 @@ def expected(inputs: dict[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
     batch = ns["_probe_build"](json.loads(str(inputs["to_device.spec"])))
     warmup, repeats, batch_size = (int(v) for v in inputs["step.counts"])
     shape = (batch_size, *(int(v) for v in inputs["step.shape"]))
-    step = {"calls": warmup + repeats, "shapes": np.asarray([str(shape)] * (warmup + repeats)),
+    step = {"calls": warmup + repeats, "warmup": warmup, "shapes": np.asarray([str(shape)] * (warmup + repeats)),
             "gpu": torch.cuda.is_available()}
     sizes = [int(b) for b in inputs["sweep.sizes"]]
     fixed, per_sample = (float(v) for v in inputs["sweep.cost"])
@@ -348,6 +379,17 @@ def _sgd_steps(biases: np.ndarray) -> str | None:
             "(torch.optim.SGD, labels torch.zeros(batch_size, dtype=torch.long), zero_grad every step)")
 
 
+def _real_step_bound(stamps: np.ndarray, calls: int, warmup: int) -> float:
+    """The median, over the timed steps, of the real time from the end of the forward pass before
+    a step to the start of the forward pass after it: no timed step can have lasted longer, however
+    busy the machine. stamps: [call start, (forward start, forward end) per call, call end]."""
+    if stamps.shape != (2 * calls + 2,):
+        return 0.0
+    ends = np.concatenate([stamps[:1], stamps[2:-2:2]])  # ends[i]: end of forward i-1 (the call's start for i=0)
+    starts = np.concatenate([stamps[3:-1:2], stamps[-1:]])  # starts[i]: start of forward i+1 (the call's end)
+    return float(np.median((starts - ends)[warmup:]))
+
+
 def _judge_time_train_step(got: dict, want: dict) -> str | None:
     for key in ("seconds", "calls", "shapes", "biases", "real_seconds"):
         if key not in got:
@@ -360,7 +402,11 @@ def _judge_time_train_step(got: dict, want: dict) -> str | None:
     if shapes != [str(v) for v in want["shapes"]]:
         return f"time_train_step fed inputs of shapes {sorted(set(shapes))}; expected {want['shapes'][0]} = (batch_size, *model.input_shape)"
     seconds = float(got["seconds"])
-    if not np.isfinite(seconds) or not 0.75 * STEP <= seconds <= STEP + SLACK:
+    limit = STEP + SLACK
+    if int(got.get("virtual_reads", 0)) < 2:  # timed by a clock the grader could not stand in for
+        stamps = np.asarray(got.get("real_calls", []), np.float64).ravel()
+        limit = max(limit, _real_step_bound(stamps, expected_calls, int(want["warmup"])))
+    if not np.isfinite(seconds) or not 0.75 * STEP <= seconds <= limit:
         return (f"time_train_step returned {seconds:.4g} s for a model whose steps take {STEP} s, the warm-up and "
                 f"a few hiccups {STEP + DELAY:g} s: return the median seconds of one timed step (not their mean, "
                 "not per sample), and do not time the warm-up")
