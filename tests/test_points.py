@@ -9,7 +9,13 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograder.points import Disagreement, disagreements, exercise_points, summary_points, table_points
+from autograder.points import (
+    Disagreement,
+    disagreements,
+    exercise_points,
+    summary_points,
+    table_points,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "source").glob("*/*.ipynb"))
