@@ -226,6 +226,18 @@ def passed(exercise: str) -> None:
     print(f"\u2714 {exercise}: the visible checks pass.")
 
 
+_recorded: set[str] = set()
+
+
+def answer_recorded(exercise: str) -> None:
+    """Announce that an answer given as a value has the right form (the last line of its visible test).
+
+    Only the hidden tests know the right value, so this is not a pass: `summary` does not count it.
+    """
+    _recorded.add(exercise)
+    print(f"\u2022 {exercise}: answer recorded (form OK); its value is graded by the hidden tests.")
+
+
 def summary(points: dict[str, float]) -> dict[str, bool]:
     """Print, exercise by exercise, whether its visible checks passed in this session; returns that map.
 
@@ -235,9 +247,12 @@ def summary(points: dict[str, float]) -> dict[str, bool]:
     width = max(len(name) for name in points)
     done = sum(points[name] for name, ok in results.items() if ok)
     for name, ok in results.items():
-        mark = "\u2714 passed " if ok else "\u2718 not yet"
+        mark = ("\u2714 passed " if ok else "\u2022 answer recorded, graded by the hidden tests"
+                if name in _recorded else "\u2718 not yet")
         unit = "point" if points[name] == 1 else "points"
         print(f"  {name:<{width}}  {mark}  ({points[name]:g} {unit} at stake)")
+    recorded = [name for name in points if name in _recorded and not results[name]]
     print(f"Visible checks passed for {sum(results.values())} of {len(results)} exercises "
-          f"({done:g} of {sum(points.values()):g} points at stake).")
+          f"({done:g} of {sum(points.values()):g} points at stake)"
+          + (f"; {len(recorded)} answer(s) recorded, to be graded by the hidden tests." if recorded else "."))
     return results

@@ -356,3 +356,16 @@ def test_check_close_takes_a_python_number_against_a_0d_tensor():
         check_close(2.0, torch.tensor(2.5), "loss")
     with pytest.raises(CheckFailed, match="shape"):
         check_close(2.5, torch.tensor([2.5]), "loss")
+
+
+def test_a_recorded_answer_is_not_counted_as_passed(capsys, monkeypatch):
+    monkeypatch.setattr(checks, "_passed", {})
+    monkeypatch.setattr(checks, "_recorded", set())
+    checks.answer_recorded("answer_is_leaf")
+    assert "answer recorded (form OK)" in capsys.readouterr().out
+    passed("relu")
+    results = summary({"relu": 2, "answer_is_leaf": 1})
+    out = capsys.readouterr().out
+    assert results == {"relu": True, "answer_is_leaf": False}
+    assert "answer recorded, graded by the hidden tests" in out
+    assert "Visible checks passed for 1 of 2 exercises (2 of 3 points at stake); 1 answer(s) recorded" in out

@@ -4,7 +4,9 @@ Timing on a shared CPU is noisy, so no test asserts a tight time: the slow steps
 sleeps much longer than a real step, and the synchronization is checked by counting calls.
 """
 
+import collections
 import time
+import types
 from unittest import mock
 
 import matplotlib.pyplot as plt
@@ -67,6 +69,29 @@ def test_to_device_moves_nested_tensors_and_keeps_everything_else():
     assert moved["pairs"][0][0].device.type == "meta" and moved["pairs"][0][1] == "a"
     assert moved["n"] == 3 and moved["none"] is None
     assert x.device.type == "cpu"  # the input is not modified
+
+
+def test_to_device_keeps_namedtuples_and_mapping_subclasses():
+    meta = torch.device("meta")
+    pair = collections.namedtuple("Pair", ["x", "y"])
+    moved = reference.to_device(pair(torch.ones(2), [torch.zeros(1), "id"]), meta)
+    assert type(moved) is pair and moved.x.device.type == "meta" and moved.y[0].device.type == "meta"
+    assert moved.y[1] == "id"
+
+    ordered = collections.OrderedDict([("b", torch.ones(1)), ("a", torch.zeros(1))])
+    moved = reference.to_device(ordered, meta)
+    assert type(moved) is collections.OrderedDict and list(moved) == ["b", "a"]
+    assert moved["b"].device.type == "meta" and ordered["b"].device.type == "cpu"  # the input is untouched
+
+    counts = collections.defaultdict(list, {"x": torch.ones(3)})
+    moved = reference.to_device(counts, meta)
+    assert type(moved) is collections.defaultdict and moved.default_factory is list
+    assert moved["x"].device.type == "meta" and moved["missing"] == []
+    assert "missing" not in counts
+
+    frozen = types.MappingProxyType({"x": torch.ones(1)})  # read-only, built from a dict
+    moved = reference.to_device(frozen, meta)
+    assert type(moved) is types.MappingProxyType and moved["x"].device.type == "meta"
 
 
 def test_time_train_step_runs_warmup_plus_repeats_real_steps_and_returns_the_median():

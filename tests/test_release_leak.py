@@ -12,8 +12,9 @@ What counts as a solution line (`answer_lines`), and why:
 - not blank, not a comment: nothing to derive;
 - at least MIN_CHARS characters and not an import or a `return` of plain names (`return
   losses`, `return w1, w2`): such lines say nothing without the lines that compute them;
-- not also present in the notebook's given code (setup and read-only cells, signatures, code
-  outside the solution regions): the student is handed those lines anyway.
+- not also present in the notebook's given code (code cells outside the solution and hidden-test
+  regions: setup and read-only cells, signatures, visible tests): the student is handed those
+  lines as code anyway. Prose is not given code: a solution line quoted in markdown is a leak.
 
 A line leaks when its normalized text is a substring of the release notebook's text (every
 cell's source, whitespace collapsed, markdown backticks removed) - read verbatim, wherever.
@@ -27,7 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.notebooks import SOLUTION_DELIMITERS, _regions
+from autograder.notebooks import HIDDEN_DELIMITERS, SOLUTION_DELIMITERS, _regions
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "source").iterdir() if p.is_dir())
@@ -53,10 +54,13 @@ def answer_lines(source_nb) -> list[str]:
     """The normalized, non-trivial solution lines of a source notebook (see the module docstring)."""
     inside, given = [], set()
     for cell in source_nb.cells:
+        if cell.cell_type != "code":
+            continue
         sol_in, sol_out, _ = _regions(cell.source, *SOLUTION_DELIMITERS)
         if cell.metadata.get("nbgrader", {}).get("solution"):
             inside += sol_in
-        given.update(normalize(line) for line in sol_out)
+        _, public, _ = _regions("\n".join(sol_out), *HIDDEN_DELIMITERS)
+        given.update(normalize(line) for line in public)
     lines = [normalize(line) for line in inside]
     return [line for line in lines
             if line and not line.startswith("#") and len(line) >= MIN_CHARS

@@ -16,8 +16,9 @@ Decisions the notebook states:
 
 from __future__ import annotations
 
+import copy
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import torch
@@ -39,15 +40,27 @@ def get_device() -> torch.device:
 
 
 def to_device(batch: Any, device: torch.device) -> Any:
-    """`batch` with every tensor moved to `device`, at any depth of tuples, lists and dicts.
+    """`batch` with every tensor moved to `device`, at any depth of tuples, lists and mappings.
 
-    Containers keep their type (a tuple stays a tuple, a dict keeps its keys); anything that is
-    not a tensor or a container (ints, strings, None) comes back as it is.
+    Containers keep their type (a tuple stays a tuple, a namedtuple the same namedtuple, an
+    OrderedDict or defaultdict stays one, keys in order); a mapping type that cannot be rebuilt
+    from a dict becomes a dict. Anything that is not a tensor or a container (ints, strings,
+    None) comes back as it is.
     """
     if isinstance(batch, torch.Tensor):
         return batch.to(device)
-    if isinstance(batch, dict):
-        return {key: to_device(value, device) for key, value in batch.items()}
+    if isinstance(batch, Mapping):
+        moved = {key: to_device(value, device) for key, value in batch.items()}
+        if isinstance(batch, MutableMapping):  # as torch's pin_memory does: a copy keeps the type's own state
+            clone = copy.copy(batch)
+            clone.update(moved)
+            return clone
+        try:
+            return type(batch)(moved)
+        except TypeError:
+            return moved
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a namedtuple takes its fields one by one
+        return type(batch)(*(to_device(item, device) for item in batch))
     if isinstance(batch, (list, tuple)):
         return type(batch)(to_device(item, device) for item in batch)
     return batch
