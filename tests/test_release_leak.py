@@ -16,8 +16,9 @@ What counts as a solution line (`answer_lines`), and why:
   regions: setup and read-only cells, signatures, visible tests): the student is handed those
   lines as code anyway. Prose is not given code: a solution line quoted in markdown is a leak.
 
-A line leaks when its normalized text is a substring of the release notebook's text (every
-cell's source, whitespace collapsed, markdown backticks removed) - read verbatim, wherever.
+A line leaks when its normalized text appears in the release notebook's text (every cell's
+source, whitespace collapsed, markdown backticks removed), not as the tail of a longer name -
+read verbatim, wherever.
 """
 
 from __future__ import annotations
@@ -71,7 +72,12 @@ def leaked_lines(source_nb, release_nb) -> tuple[list[str], list[str]]:
     """(solution lines, those of them that can be read verbatim in the release notebook)."""
     lines = answer_lines(source_nb)
     text = _text(release_nb)
-    return lines, [line for line in lines if line.replace("`", "") in text]
+    return lines, [line for line in lines if _verbatim(line.replace("`", "")).search(text)]
+
+
+def _verbatim(line: str) -> re.Pattern:
+    """`line` as a whole: not the tail of a longer name (`losses.append` inside `expected_losses.append`)."""
+    return re.compile(r"(?<![\w.])" + re.escape(line) + r"(?!\w)")
 
 
 def _notebooks(assignment: str):
@@ -126,3 +132,8 @@ def test_trivial_and_given_lines_do_not_count():
                                   metadata={"nbgrader": {"solution": True, "grade_id": "f"}}),
     ])
     assert answer_lines(source) == ["z = np.maximum(x, 0)"]
+
+
+def test_a_line_inside_a_longer_name_is_not_read_verbatim():
+    assert _verbatim("losses.append(loss.item())").search("expected_losses.append(loss.item())") is None
+    assert _verbatim("losses.append(loss.item())").search("then losses.append(loss.item()) and")
