@@ -47,8 +47,7 @@ def normalize(line: str) -> str:
 
 def _text(nb) -> str:
     """Everything a reader of the notebook sees, as one string with whitespace collapsed."""
-    return " ".join(" ".join(cell.source.replace("`", " ` ").split()) for cell in nb.cells) \
-        .replace(" ` ", "").replace("`", "")
+    return " ".join(" ".join(cell.source.replace("`", "").split()) for cell in nb.cells)
 
 
 def answer_lines(source_nb) -> list[str]:
