@@ -96,28 +96,32 @@ def _setup_cell_problem(path: Path, where: str, head: str, settings: CourseSetti
     except Exception as error:
         return f"{where}: not a readable notebook ({type(error).__name__}: {error})"
     found = _WHEEL.search(cell.source.split("device = helpers.setup()")[0])
-    has = f"installs {found.group(0)}" if found else "has another setup cell"
-    if found and found.group(0) == settings.wheel_url:
-        has = "has an older setup cell"
-    return f"{where}: its setup cell {has}; [tool.course] gives {settings.wheel_url}"
+    if found and found.group(0) != settings.wheel_url:
+        return f"{where}: its setup cell installs {found.group(0)}; [tool.course] gives {settings.wheel_url}"
+    return (f"{where}: its setup cell differs from the template autograder/setup_cell_head.py "
+            f"(for {settings.wheel_url})")
 
 
-def notebook_paths(course: Course) -> list[Path]:
-    """Every notebook that carries a setup cell: source/, release/ and notebooks/."""
+def notebook_paths(course: Course, release: bool = True) -> list[Path]:
+    """Every notebook that carries a setup cell: source/, release/ (unless not `release`), notebooks/."""
     paths = [course.source_notebook(a) for a in course.assignments()]
-    paths += sorted(course.release_dir.glob("*/*.ipynb")) if course.release_dir.is_dir() else []
+    if release and course.release_dir.is_dir():
+        paths += sorted(course.release_dir.glob("*/*.ipynb"))
     return paths + sorted((course.root / "notebooks").glob("*.ipynb"))
 
 
-def disagreements(course: Course) -> list[str]:
-    """Each file of `course` that disagrees with [tool.course] and [project] version, and how."""
+def disagreements(course: Course, release: bool = True) -> list[str]:
+    """Each file of `course` that disagrees with [tool.course] and [project] version, and how.
+
+    release=False leaves release/ out (publish generates it afresh from source/).
+    """
     try:
         settings = course_settings(course.root)
     except SettingsError as error:
         return [str(error)]
     head = render_head(settings)
     problems = []
-    for path in notebook_paths(course):
+    for path in notebook_paths(course, release):
         where = path.relative_to(course.root).as_posix()
         problem = _setup_cell_problem(path, where, head, settings)
         if problem:

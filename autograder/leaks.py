@@ -24,7 +24,13 @@ from pathlib import Path
 
 from autograder.course import REPO_ROOT
 from autograder.layout import Course
-from autograder.notebooks import HIDDEN_DELIMITERS, SOLUTION_DELIMITERS, _regions, read_notebook
+from autograder.notebooks import (
+    HIDDEN_DELIMITERS,
+    SOLUTION_DELIMITERS,
+    _regions,
+    grade_id,
+    read_notebook,
+)
 
 WINDOW = 4  # consecutive code lines that, found together, mean a copied answer
 MIN_CHARS = 40  # shorter windows (`return x`, one-word lines) prove nothing
@@ -61,14 +67,15 @@ class CodeIndex:
         return f"\n{window}\n" in self.text  # a whole file shorter than WINDOW lines
 
 
-def split_regions(text: str) -> tuple[list[str], str]:
-    """(the solution and hidden-test regions of a cell, its text outside them)."""
+def split_regions(text: str) -> tuple[list[tuple[str, str]], str]:
+    """([(kind, text) of each kind of region in a cell], the cell's text outside them)."""
     inside = []
     public = text
-    for begin, end in (SOLUTION_DELIMITERS, HIDDEN_DELIMITERS):
+    for kind, (begin, end) in (("solution", SOLUTION_DELIMITERS),
+                               ("hidden tests", HIDDEN_DELIMITERS)):
         region, outside, _ = _regions(public, begin, end)
         if region:
-            inside.append("\n".join(region))
+            inside.append((kind, "\n".join(region)))
         public = "\n".join(outside)
     return inside, public
 
@@ -82,7 +89,7 @@ def answer_windows(source_dir: Path) -> set[str]:
     found: set[str] = set()
     for path in source_notebooks(source_dir):
         for cell in read_notebook(path).cells:
-            for region in split_regions(cell.source)[0]:
+            for _, region in split_regions(cell.source)[0]:
                 found |= windows(region)
     return found
 
@@ -122,11 +129,12 @@ def secrets(course: Course) -> Secrets:
         for cell in read_notebook(path).cells:
             regions, public = split_regions(cell.source)
             public_cells.append(public)
-            for region in regions:
+            for kind, region in regions:
+                origin = f"{where}, {kind} of {grade_id(cell) or 'a cell'}"
                 for line in code_lines(region):
-                    region_lines.setdefault(line, f"{where} (solution or hidden test)")
+                    region_lines.setdefault(line, origin)
                 for window in windows(region):
-                    found_windows.setdefault(window, f"{where} (solution or hidden test)")
+                    found_windows.setdefault(window, origin)
         public_text.append("\n".join(public_cells))
     shown = {line.strip() for text in public_text for line in text.splitlines()}
     for path in sorted((course.root / "notebooks").glob("*.ipynb")):

@@ -52,7 +52,7 @@ def build_tree(course: Course, assignments: list[str], stage: Path) -> list[str]
     missing = [name for name in REQUIRED if not (course.root / name).is_file()]
     if missing:
         raise PublishError(f"{course.root} lacks {', '.join(missing)}; publish copies them")
-    problems = disagreements(course)
+    problems = disagreements(course, release=False)
     if problems:
         raise PublishError("these files disagree with [tool.course] in pyproject.toml; run "
                            "`python -m autograder configure`:\n  - " + "\n  - ".join(problems))
