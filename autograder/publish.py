@@ -63,8 +63,9 @@ def build_tree(course: Course, assignments: list[str], stage: Path) -> list[str]
     chosen = [n for n in student_notebooks(course)
               if not n.startswith("release/") or Path(n).parts[1] in assignments]
     try:
-        text = student_readme((course.root / "README.md").read_text(encoding="utf-8"))
-        text = render_readme(text, course, settings, notebooks=chosen)
+        text = render_readme((course.root / "README.md").read_text(encoding="utf-8"), course,
+                             settings, notebooks=chosen)
+        text = student_readme(text)
     except ReadmeError as error:
         raise PublishError(str(error)) from None
     (stage / "README.md").write_text(text, encoding="utf-8")

@@ -127,5 +127,6 @@ def student_readme(readme: str, where: str = "README.md") -> str:
         raise ReadmeError(f"{where}: no section {', '.join('## ' + s for s in missing)}; "
                           "publish gives students those sections")
     body = "".join(sections[s].rstrip("\n") + "\n\n" for s in STUDENT_SECTIONS)
+    body = re.sub(r"(?m)^<!-- (begin|end) [\w-]+\b[^>]*-->\n", "", body)  # nothing to regenerate there
     license_ = "## License\n\nMIT (see `LICENSE`): the notebooks and the code alike.\n"
     return head.rstrip("\n") + "\n\n" + body + license_
