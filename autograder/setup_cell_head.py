@@ -9,6 +9,7 @@
 try:
     import helpers
 except ModuleNotFoundError:
+    import importlib
     import subprocess
     import sys
 
@@ -25,5 +26,6 @@ except ModuleNotFoundError:
     if pip.returncode:
         said = (pip.stderr.strip().splitlines() or ["no output"])[-1]
         raise SetupError("{not_installed}" + f" (pip: {said})") from None
+    importlib.invalidate_caches()  # a package installed while Python runs
     import helpers
 device = helpers.setup()

@@ -245,3 +245,11 @@ def test_a_disagreeing_file_is_named_with_what_it_has(tmp_path):
                             f"{other.wheel_url}; [tool.course] gives {settings.wheel_url}")
                for p in problems), problems
     assert any(p.startswith("README.md: the generated block 'colab-links'") for p in problems)
+
+
+def test_configure_has_help(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["configure", "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "--student-repository OWNER/NAME" in out and "--branch" in out
