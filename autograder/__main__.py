@@ -1,4 +1,4 @@
-"""`python -m autograder {release,check,grade,bench,wheel}`: the instructor's pipeline on nbgrader."""
+"""`python -m autograder {release,check,grade,bench,configure,publish,wheel}`: the instructor's pipeline on nbgrader."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import benchmark, check, grade, release, wheel
+from autograder import benchmark, check, configure, grade, publish, release, wheel
 from autograder.layout import ROOT_ENV, Course, CourseError, default_root
 
 COMMANDS = {
@@ -15,6 +15,8 @@ COMMANDS = {
     "check": (check, "prove every assignment's tests: solution, release, mutants; print the table"),
     "grade": (grade, "autograde a folder of submissions into grades.csv and feedback HTML"),
     "bench": (benchmark, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
+    "configure": (configure, "point the course at its student repository (pyproject, setup cells, README)"),
+    "publish": (publish, "write the student repository's tree (release/, lectures, README, LICENSE)"),
 }
 
 
