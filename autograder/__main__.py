@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import benchmark, check, grade, release, wheel
+from autograder import benchmark, check, grade, gradescope, release, wheel
 from autograder.layout import ROOT_ENV, Course, CourseError, default_root
 
 COMMANDS = {
@@ -15,6 +15,7 @@ COMMANDS = {
     "check": (check, "prove every assignment's tests: solution, release, mutants; print the table"),
     "grade": (grade, "autograde a folder of submissions into grades.csv and feedback HTML"),
     "bench": (benchmark, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
+    "gradescope": (gradescope, "build Gradescope's autograder.zip for one assignment"),
 }
 
 
