@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import benchmark, check, grade, gradescope, release, wheel
+from autograder import benchmark, check, grade, gradescope, release, site, wheel
 from autograder.layout import ROOT_ENV, Course, CourseError, default_root
 
 COMMANDS = {
@@ -16,6 +16,7 @@ COMMANDS = {
     "grade": (grade, "autograde a folder of submissions into grades.csv and feedback HTML"),
     "bench": (benchmark, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
     "gradescope": (gradescope, "build Gradescope's autograder.zip for one assignment"),
+    "site": (site, "build the course website (lecture notebooks executed) into build/site/"),
 }
 
 
