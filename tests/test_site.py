@@ -65,6 +65,7 @@ def test_the_site_builds_offline_into_self_contained_pages(small_course, tmp_pat
     lecture = (site / "lecture-01_plot.html").read_text()
     assert 'src="data:image/png;base64,' in lecture  # the executed plot, embedded
     assert "<math" in lecture and "$y = x" not in lecture
+    assert "<msub><mi>W</mi><mn>1</mn></msub>" in lecture  # MathML whole, not torn into empty tags
     for page in pages:
         text = (site / page).read_text()
         assert "<script" not in text, f"{page} loads a script"

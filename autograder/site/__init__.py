@@ -10,7 +10,7 @@ template information from the network at build time (jupyter-book/mystmd#1451), 
 build where only package registries are reachable, and its pages load scripts. nbconvert's
 HTMLExporter renders a notebook from what is installed: the page template here
 (templates/course/) is its lab template with every <script> left out and the CSS inlined;
-images are embedded as data URIs; math ($...$, $$...$$) becomes MathML with latex2mathml, which
+outputs' images are embedded as data URIs; math ($...$, $$...$$) becomes MathML with latex2mathml, which
 browsers render natively. Every page is then one self-contained file: nothing from a CDN.
 """
 
@@ -119,9 +119,10 @@ def render(nb: NotebookNode, resources: dict) -> str:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = math_to_mathml(cell.source)
+    # Outputs' images are embedded as data URIs anyway. embed_images (markdown images) stays off:
+    # it re-parses every raw HTML fragment on its own and so breaks the MathML apart.
     exporter = HTMLExporter(template_name=PAGE_TEMPLATE, extra_template_basedirs=[str(TEMPLATES)],
-                            embed_images=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
+                            exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb, resources=resources)
     return body
 
