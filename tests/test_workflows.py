@@ -17,6 +17,10 @@ from autograder.course import REPO_ROOT
 GITHUB = REPO_ROOT / ".github"
 SCRIPTS = GITHUB / "scripts"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
+# Every shell script CI or Gradescope runs.
+SHELL_SCRIPTS = [*sorted(SCRIPTS.glob("*.sh")), REPO_ROOT / ".ci" / "run",
+                 REPO_ROOT / "autograder" / "gradescope" / "setup.sh",
+                 REPO_ROOT / "autograder" / "gradescope" / "run_autograder"]
 
 
 def _tool(name: str) -> str:
@@ -52,7 +56,7 @@ def test_actionlint_fails_on_a_broken_workflow():
     assert "no_such_property" in done.stdout and "depth" in done.stdout
 
 
-@pytest.mark.parametrize("script", sorted(SCRIPTS.glob("*.sh")), ids=lambda p: p.name)
+@pytest.mark.parametrize("script", SHELL_SCRIPTS, ids=lambda p: p.relative_to(REPO_ROOT).as_posix())
 def test_shell_scripts_parse_and_pass_shellcheck_where_it_is_installed(script):
     subprocess.run(["bash", "-n", str(script)], check=True)
     assert os.access(script, os.X_OK), f"{script} is not executable"

@@ -11,7 +11,8 @@ if [ ! -x "$PYTHON" ]; then
 fi
 "$PYTHON" -m pip install --quiet --upgrade pip
 "$PYTHON" -m pip install --quiet -e '.[dev]'
-export PATH="$(dirname "$PYTHON"):$PATH" MPLBACKEND=Agg
+PATH="$(dirname "$PYTHON"):$PATH"
+export PATH MPLBACKEND=Agg
 "$PYTHON" -c "import torch; assert torch.cuda.is_available(), 'no CUDA device visible'; print(torch.cuda.get_device_name(0))"
 "$PYTHON" -m pytest -m gpu -q
 "$PYTHON" .github/scripts/execute_notebook.py source/08_gpu_batch_timing/08_gpu_batch_timing.ipynb \
