@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -42,10 +44,9 @@ def _lecture(cells: list[str]) -> nbformat.NotebookNode:
         *[nbformat.v4.new_code_cell(source) for source in cells]])
 
 
-@pytest.fixture
-def small_course(tmp_path):
+def _small_course(folder: Path):
     """The fixture course with its source as the release, and one lecture that draws a plot."""
-    course = copy_fixture_course(tmp_path / "course")
+    course = copy_fixture_course(folder / "course")
     (course.release_dir / "00_fixture").mkdir(parents=True)
     shutil.copyfile(course.source_notebook("00_fixture"), course.release_notebook("00_fixture"))
     (course.root / "notebooks").mkdir()
@@ -57,9 +58,21 @@ def small_course(tmp_path):
     return course
 
 
+@pytest.fixture
+def small_course(tmp_path):
+    return _small_course(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory) -> Path:
+    """The small course's site, built once for the tests that only read it."""
+    folder = tmp_path_factory.mktemp("site")
+    return build_site(_small_course(folder), folder / "site", progress=lambda _: None)
+
+
 @pytest.mark.slow
-def test_the_site_builds_offline_into_self_contained_pages(small_course, tmp_path):
-    site = build_site(small_course, tmp_path / "site", progress=lambda _: None)
+def test_the_site_builds_into_self_contained_pages(built_site):
+    site = built_site
     pages = sorted(p.name for p in site.glob("*.html"))
     assert pages == ["assignment-00_fixture.html", "index.html", "lecture-01_plot.html"]
     lecture = (site / "lecture-01_plot.html").read_text()
@@ -90,6 +103,26 @@ def test_a_lecture_that_raises_names_itself_and_leaves_the_old_site(small_course
     assert (out / "index.html").read_text() == "the previous site"
 
 
+def _offline_command() -> list[str]:
+    """A command prefix that runs without a network (a new network namespace, loopback only)."""
+    if not (shutil.which("unshare") and shutil.which("ip")):
+        pytest.skip("needs unshare and ip (util-linux, iproute2) to cut the network")
+    if subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode != 0:
+        pytest.skip("this machine does not allow network namespaces (unshare -rn)")
+    # Kernels talk to nbclient over TCP on 127.0.0.1: bring the namespace's loopback up.
+    return ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+
+
+@pytest.mark.slow
+def test_make_site_builds_with_the_network_cut(small_course, tmp_path):
+    out = tmp_path / "site"
+    done = subprocess.run([*_offline_command(), sys.executable, "-m", "autograder", "--root",
+                           str(small_course.root), "site", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert 'src="data:image/png;base64,' in (out / "lecture-01_plot.html").read_text()
+
+
 def test_unknown_lecture_is_refused_by_name(small_course, tmp_path):
     with pytest.raises(SiteError, match="no lecture notebook 99_nothing"):
         build_site(small_course, tmp_path / "site", lectures=["99_nothing"])
@@ -106,11 +139,11 @@ def _chromium() -> str:
 
 
 @pytest.mark.slow
-def test_a_lecture_page_renders_with_its_plot(small_course, tmp_path):
+def test_a_lecture_page_renders_with_its_plot(built_site, tmp_path):
     import matplotlib.image
 
     chromium = _chromium()
-    site = build_site(small_course, tmp_path / "site", progress=lambda _: None)
+    site = built_site
     shot = tmp_path / "lecture.png"
     subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                     f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1000,1400",
