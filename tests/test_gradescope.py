@@ -85,6 +85,15 @@ def test_a_submission_that_cannot_be_graded_scores_zero_with_the_reason():
     assert "No notebook" in results["output"]
 
 
+def test_a_record_grade_could_not_score_gives_zero_and_says_why():
+    record = _record(status="error", score=0.0, reason="Copy of x.ipynb is not a readable notebook "
+                                                        "(NotJSONError: not JSON)", verification={})
+    results = results_from(record, SOURCE_NB)
+    assert results["score"] == 0 and all(t["score"] == 0 for t in results["tests"])
+    assert all("not a readable notebook" in t["output"] for t in results["tests"])
+    assert "could not be graded" in results["output"]
+
+
 def test_validate_rejects_what_gradescope_would_not_read():
     good = results_from(_record(), SOURCE_NB)
     validate(good)
