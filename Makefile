@@ -11,7 +11,7 @@ export MPLBACKEND := Agg
 # Grading and tests never touch the network: 07 takes its offline path (bundled data).
 export PYTORCH_COURSE_OFFLINE ?= 1
 
-.PHONY: course test release check lint clean
+.PHONY: course test release check lint site clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,7 @@ course: $(VENV)/.installed  ## release every assignment, prove its tests, print 
 
 test: $(VENV)/.installed  ## unit tests, pipeline gates, lecture notebooks, ruff
 	$(BIN)/ruff check .
+	$(BIN)/actionlint
 	$(BIN)/python -m pytest
 
 release: $(VENV)/.installed
@@ -37,6 +38,9 @@ release: $(VENV)/.installed
 
 check: $(VENV)/.installed
 	$(BIN)/python -m autograder check --jobs 3
+
+site: $(VENV)/.installed  ## the course website under build/site/ (lecture notebooks executed)
+	$(BIN)/python -m autograder site --out build/site
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import benchmark, check, configure, grade, publish, release, wheel
+from autograder import benchmark, check, configure, grade, gradescope, publish, release, site, wheel
 from autograder.layout import ROOT_ENV, Course, CourseError, default_root
 
 COMMANDS = {
@@ -17,6 +17,8 @@ COMMANDS = {
     "bench": (benchmark, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
     "configure": (configure, "point the course at its student repository (pyproject, setup cells, README)"),
     "publish": (publish, "write the student repository's tree (release/, lectures, README, LICENSE)"),
+    "gradescope": (gradescope, "build Gradescope's autograder.zip for one assignment"),
+    "site": (site, "build the course website (lecture notebooks executed) into build/site/"),
 }
 
 
