@@ -142,8 +142,8 @@ def data_parallel_worker(rank: int, world_size: int, model: nn.Module, x: torch.
 
     x: (N, D_in), y: (N, D_out), N divisible by `world_size`; the loss is the mean squared error,
     so the mean of the ranks' gradients is the gradient of the whole batch.
-    Before DDP, every rank but 0 overwrites its copy's parameters with random values, as a rank
-    that initialised its own model with its own seed would have: DDP's constructor broadcasts
+    Before DDP, every rank but 0 initialises its copy afresh with its own seed (`reset_parameters`),
+    as a script that seeded each process differently would: DDP's constructor broadcasts
     rank 0's parameters and buffers, so training starts from rank 0's weights anyway.
     Returns this rank's slice (`rows`), its own gradients at the start (`local_grads`), the
     gradients averaged by hand with all_reduce (`averaged_grads`), its weights just before and
@@ -164,12 +164,12 @@ def data_parallel_worker(rank: int, world_size: int, model: nn.Module, x: torch.
         g /= world_size  # ... and the mean
 
     # 2. The same with DDP. Its constructor broadcasts rank 0's parameters and buffers to every
-    #    rank; to see that, the other ranks first scramble their copy.
+    #    rank; to see that, the other ranks first initialise their copy afresh, with their own seed.
     if rank != 0:
-        scramble = torch.Generator().manual_seed(rank)
-        with torch.no_grad():
-            for p in params:
-                p.copy_(torch.randn(p.shape, generator=scramble))
+        torch.manual_seed(rank)
+        for module in model.modules():
+            if hasattr(module, "reset_parameters"):
+                module.reset_parameters()
     before_ddp = {key: value.clone() for key, value in model.state_dict().items()}
     # broadcast_buffers=True (the default) also sends rank 0's buffers (BatchNorm's running
     # statistics) at every forward; the gradients are all-reduced during backward(), bucket by
