@@ -81,6 +81,27 @@ def test_outside_ipython_the_rendering_is_plain_python_without_checks_py():
     assert "x is 1; expected 2." in text and "check_equal(1, 2" in text
 
 
+def test_in_ipython_a_failed_check_shows_the_cell_line_and_the_message(capsys):
+    """IPython's own traceback display, in process: the cell's line, then the message; no helpers frame."""
+    import builtins
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    added = {"__IPYTHON__", "display"} - set(vars(builtins))  # what the shell leaves in builtins
+    shell = InteractiveShell.instance(colors="nocolor")
+    try:
+        shell.run_cell("import numpy as np\nfrom helpers.checks import check_shape\n"
+                       "check_shape(np.zeros((2, 3)), (3, 2), 'grad_w2')  # my line")
+    finally:
+        InteractiveShell.clear_instance()
+        for name in added:  # later tests must not believe they run inside IPython
+            vars(builtins).pop(name, None)
+    shown = _plain([capsys.readouterr().out])
+    assert "check_shape(np.zeros((2, 3)), (3, 2), 'grad_w2')  # my line" in shown
+    assert "CheckFailed: grad_w2 has shape (2, 3); expected (3, 2)." in shown
+    assert "checks.py" not in shown and "skipping hidden" not in shown
+
+
 @pytest.mark.slow
 def test_a_failed_check_in_a_notebook_shows_the_students_line_and_the_message(tmp_path):
     """Executed by a real Jupyter kernel (nbclient): the error output Jupyter and nbgrader show."""
