@@ -6,7 +6,7 @@ does that for CUDA (`torch.cuda.synchronize`) and Apple's MPS (`torch.mps.synchr
 no-op on a CPU; `synchronized_timer()` is `timeit.default_timer()` read after it.
 
 Why not rely on `torch.utils.benchmark.timer`? What it synchronizes depends on the release.
-Up to torch 2.8 it synchronizes CUDA only (2.7 and 2.8 also Intel's XPU), chosen once when
+Up to torch 2.8 it synchronizes CUDA (2.7 and 2.8 also Intel's XPU), chosen once when
 `torch.utils.benchmark` is imported, never MPS; from torch 2.9 it synchronizes
 `torch.accelerator`, whichever accelerator is present, MPS included (checked in the wheels'
 `torch/utils/benchmark/utils/timer.py`). The course allows torch >= 2.2, so it times with its own
