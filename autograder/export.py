@@ -77,11 +77,14 @@ def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
 
 
 def read_roster(path: Path, key: str, aliases: Iterable[str] = (), skip_labels: tuple = (),
-                label_column: str = "") -> Roster:
+                label_column: str = "", key_required: bool = False) -> Roster:
     """A roster keyed by column `key` (also found through `aliases`); CourseError naming the row
-    of a missing or duplicated id, or the missing column."""
+    of a missing or duplicated id, or the missing column (`key` itself when `key_required`)."""
     columns, numbered = _read_csv(path)
     usable = [c for c in (key, *aliases) if c in columns]
+    if key_required and key not in columns:
+        raise CourseError(f"roster {path}: no column {key} (columns: {', '.join(columns) or 'none'}"
+                          "); export the gradebook from the LMS again")
     if not usable:
         raise CourseError(f"roster {path}: no column {' or '.join((key, *aliases))} "
                           f"(columns: {', '.join(columns) or 'none'})")
@@ -221,7 +224,8 @@ def load_roster(target: str, path: Path | None) -> Roster | None:
                                  else "Gradescope's roster CSV (SID and/or Email columns)"))
         return None
     if target == "canvas":
-        return read_roster(path, "ID", ("SIS Login ID", "SIS User ID"), CANVAS_LABELS, "Student")
+        return read_roster(path, "ID", ("SIS Login ID", "SIS User ID"), CANVAS_LABELS, "Student",
+                           key_required=True)
     if target == "gradescope":
         return read_roster(path, "SID", ("Email",))
     return read_roster(path, "student_id")
