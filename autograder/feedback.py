@@ -92,15 +92,14 @@ def finish_html(html: str, titles: dict[str, str]) -> str:
             key = href[1:]
             a["href"] = "#" + anchors[key]
             a.string = titles[key.removeprefix("comment-")]
-        if name in anchors:
+        if name in anchors:  # the cell's panel: "Grade cell: <code>id</code>", "Student's answer"
             a["name"] = anchors[name]
+            label = a.find_next("span", class_="nbgrader-label")
+            if label is not None:
+                label.string = titles[name.removeprefix("comment-")]
     for tag in soup.find_all(id=True):
         if tag["id"].startswith("cell-id="):
             del tag["id"]
-    for label in soup.find_all("span", class_="nbgrader-label"):
-        code = label.find("code")
-        if code is not None and code.get_text() in titles:
-            label.string = titles[code.get_text()]
     for text in soup.find_all(string=True):
         if text.parent is not None and text.parent.name in ("style",):
             continue

@@ -123,8 +123,17 @@ def load_policy(settings: dict, assignments: list[str]) -> LatePolicy:
 
 def course_policy(root: Path, assignments: list[str]) -> LatePolicy:
     """The late policy of the course at `root` (none when its pyproject.toml has no [tool.course])."""
-    from autograder.course import _pyproject
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
 
     path = Path(root) / "pyproject.toml"
-    settings = _pyproject(Path(root)).get("tool", {}).get("course", {}) if path.is_file() else {}
+    if not path.is_file():
+        return LatePolicy()
+    try:
+        with open(path, "rb") as f:
+            settings = tomllib.load(f).get("tool", {}).get("course", {})
+    except tomllib.TOMLDecodeError as error:
+        raise CourseError(f"{path}: not valid TOML ({error})") from None
     return load_policy(settings, assignments)
