@@ -101,7 +101,8 @@ def test_feedback_names_each_test_by_what_it_checks_not_by_its_key(graded):
 def test_feedback_shows_no_path_of_the_grading_machine(graded):
     out, course = graded
     html = pages(out)["bob"]
-    assert "ValueError" in html and "job-00_fixture-" in html  # the error, its folder's name only
+    # The kernel's working folder (the job's, under the course's build/) shrinks to its name.
+    assert "ValueError: 00_fixture" in html
     for path in (str(course.root), str(out), "/tmp/", "/work/", "ipykernel_"):
         assert path not in html
     assert "checks.py" in html  # a frame in helpers keeps its file name
@@ -129,7 +130,7 @@ def test_feedback_archives_one_zip_per_student_with_scores_and_penalties(graded,
         page = archive.read(f"{A}.html").decode()
     # 1 day 10 h 31 min late: 2 started days, 10 % of 6 each.
     for text in ("2026-12-03 10:30 UTC", "2026-12-01 23:59 UTC", "-1.2", "<b>4.8</b>",
-                 "10% of the assignment's points per started day"):
+                 "loses 10% of the", "points per started day after the due date, at most 50%"):
         assert text in index
     assert "<script" not in page and "scale multiplies every element" in page
     with open(returned / "feedback.csv", newline="") as f:
