@@ -42,7 +42,7 @@ from autograder.layout import Course, CourseError
 
 SOURCES = ("canvas", "gradescope", "zip")
 # Canvas's "Download Submissions" names: {lastfirst}_{late_}{user_id}_{submission_id}_{filename}
-CANVAS_NAME = re.compile(r"^(?P<name>[^_]+)_(?:(?P<late>late)_)?(?P<user>\d+)_(?P<submission>\d+)_"
+CANVAS_NAME = re.compile(r"^(?P<name>.+?)_(?:(?P<late>late)_)?(?P<user>\d+)_(?P<submission>\d+)_"
                          r"(?P<file>.+)$", re.IGNORECASE)
 GRADESCOPE_METADATA = "submission_metadata.yml"
 _JUNK = re.compile(r"(^|/)(__MACOSX|\.[^/]*)(/|$)")  # macOS resource forks, .DS_Store, checkpoints

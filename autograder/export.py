@@ -6,7 +6,7 @@ Turns grade's GRADES_DIR/grades.csv into what an LMS imports, late penalties app
 
   canvas      Canvas's gradebook import. The roster is Canvas's own gradebook export (Grades >
               Export): its identity columns `Student`, `ID`, `SIS User ID`, `SIS Login ID`,
-              `Section` are copied, one row per roster student, in its order; each assignment
+              (`Integration ID`), `Section` are copied, one row per roster student, in its order; each assignment
               keeps the roster's column header `Name (assignment id)` where one starts with the
               assignment's name (else a new column: Canvas creates the assignment); the
               "Points Possible" row is written when the roster has one. Students match on `ID`
@@ -47,7 +47,7 @@ from autograder.layout import Course, CourseError
 from autograder.results import Result, assignments_in, read_results
 
 TARGETS = ("canvas", "gradescope", "csv")
-CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Section")
 CANVAS_LABELS = ("Points Possible", "Manual Posting")  # rows of Canvas's export that are no student
 
 

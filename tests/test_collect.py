@@ -180,6 +180,19 @@ def test_names_assignment_sees_through_colab_canvas_and_browser_renames(name, co
     assert names_assignment(name, A) == copy
 
 
+@pytest.mark.parametrize("name, parts", [
+    ("doejane_1001_5001_00_fixture.ipynb", ("doejane", None, "1001", "5001", "00_fixture.ipynb")),
+    ("doejane_LATE_1001_5001_Copy of x.ipynb", ("doejane", "LATE", "1001", "5001", "Copy of x.ipynb")),
+    ("o_brien_late_7_8_hw_1.ipynb", ("o_brien", "late", "7", "8", "hw_1.ipynb")),
+    ("doejane_1001_text.html", None),  # a text entry: no submission id, no file
+])
+def test_canvas_names_are_read_as_canvas_writes_them(name, parts):
+    from autograder.collect import CANVAS_NAME
+
+    match = CANVAS_NAME.match(name)
+    assert (match.group("name", "late", "user", "submission", "file") if match else None) == parts
+
+
 def test_a_download_that_is_no_zip_is_refused(tmp_path):
     from autograder.collect import read_download
 
