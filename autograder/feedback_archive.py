@@ -69,10 +69,11 @@ def policy_note(per_day: float, cap: float) -> str:
             f"after the due date, at most {cap:.0%}.")
 
 
-def build(grades_dir: Path, course: Course, out: Path | None = None) -> list[tuple[str, Path]]:
+def build(grades_dir: Path, course: Course, out: Path | None = None,
+          requested: list[str] | None = None) -> list[tuple[str, Path]]:
     """Write one zip per student and feedback.csv; returns (student_id, zip path) pairs."""
     grades_dir = Path(grades_dir)
-    results, policy = read_results(grades_dir, course)
+    results, policy = read_results(grades_dir, course, requested)
     if not results:
         raise CourseError(f"{grades_dir / 'grades.csv'} holds no grade of this course")
     out = Path(out) if out else grades_dir / "returned"
@@ -108,10 +109,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="grade's output folder, holding grades.csv and feedback/")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="where the zips go (default: GRADES_DIR/returned)")
+    parser.add_argument("--assignment", "-a", action="append", default=None, metavar="ASSIGNMENT",
+                        help="return only this assignment (repeatable; default: every one graded)")
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
-    made = build(args.grades_dir, course, args.out)
+    made = build(args.grades_dir, course, args.out, args.assignment)
     folder = made[0][1].parent
     print(f"feedback: {len(made)} archive(s) in {folder}; list for a mail merge: "
           f"{folder / 'feedback.csv'}")
