@@ -15,7 +15,6 @@ temporary folder inside DIR and renamed into place.
 from __future__ import annotations
 
 import argparse
-import html
 import tempfile
 import zipfile
 from pathlib import Path
@@ -27,9 +26,38 @@ from autograder.layout import Course, CourseError
 from autograder.notebooks import read_notebook
 from autograder.results import Result, read_results
 
-STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}"
-         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}"
-         "td.n{text-align:right}.late{color:#a40}")
+# The student's summary page (Jinja, autoescaped): a row per assignment, the total.
+INDEX = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Feedback for {{ student }}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em; max-width: 60em }
+table { border-collapse: collapse }
+td, th { border: 1px solid #ccc; padding: .3em .6em; text-align: left }
+td.n { text-align: right }
+.late { color: #a40 }
+</style></head>
+<body>
+<h1>Feedback for {{ student }}</h1>
+<table>
+<tr><th>assignment</th><th>autograded score</th><th>submitted</th><th>due</th><th>days late</th>
+<th>late penalty</th><th>score</th><th></th></tr>
+{% for r in results %}
+<tr>
+<td>{% if r.status == "graded" %}<a href="{{ r.assignment }}.html">{{ r.assignment }}</a>
+{%- else %}{{ r.assignment }}{% endif %}</td>
+<td class="n">{{ r.score | score }} / {{ r.max_score | score }}</td>
+<td>{{ r.submitted_at | when }}</td><td>{{ r.due | when }}</td>
+<td class="n">{% if r.days_late %}<span class="late">{{ r.days_late }}</span>{% else %}0{% endif %}</td>
+<td class="n">{{ (-r.penalty) | score if r.penalty else 0 }}</td>
+<td class="n"><b>{{ r.final | score }}</b></td>
+<td>{% if r.status != "graded" %}{{ r.status }}: {{ r.reason | scrub }}{% endif %}</td>
+</tr>
+{% endfor %}
+<tr><th>total</th><td colspan="5"></td><td class="n"><b>{{ total | score }} / {{ most | score }}</b></td><td></td></tr>
+</table>
+<p>{{ note }}</p>
+</body></html>
+"""
 
 
 def _when(value) -> str:
@@ -38,28 +66,13 @@ def _when(value) -> str:
 
 def index_html(student: str, results: list[Result], policy_note: str) -> str:
     """The student's summary page: a row per assignment, the total."""
-    rows = []
-    for r in results:
-        what = ("" if r.status == "graded"
-                else f"{html.escape(r.status)}: {html.escape(scrub_text(r.reason))}")
-        link = (f'<a href="{html.escape(r.assignment)}.html">{html.escape(r.assignment)}</a>'
-                if r.status == "graded" else html.escape(r.assignment))
-        late = f'<span class="late">{r.days_late}</span>' if r.days_late else "0"
-        rows.append(f"<tr><td>{link}</td><td class=n>{fmt_score(r.score)} / {fmt_score(r.max_score)}</td>"
-                    f"<td>{_when(r.submitted_at)}</td><td>{_when(r.due)}</td><td class=n>{late}</td>"
-                    f"<td class=n>{fmt_score(-r.penalty) if r.penalty else '0'}</td>"
-                    f"<td class=n><b>{fmt_score(r.final)}</b></td><td>{what}</td></tr>")
-    total = sum(r.final for r in results)
-    most = sum(r.max_score for r in results)
-    return (f"<!DOCTYPE html><html><head><meta charset=utf-8><title>Feedback for "
-            f"{html.escape(student)}</title><style>{STYLE}</style></head><body>"
-            f"<h1>Feedback for {html.escape(student)}</h1>"
-            "<table><tr><th>assignment</th><th>autograded score</th><th>submitted</th><th>due</th>"
-            "<th>days late</th><th>late penalty</th><th>score</th><th></th></tr>"
-            + "".join(rows)
-            + f"<tr><th>total</th><td></td><td></td><td></td><td></td><td></td>"
-              f"<td class=n><b>{fmt_score(total)} / {fmt_score(most)}</b></td><td></td></tr></table>"
-            f"<p>{html.escape(policy_note)}</p></body></html>\n")
+    from jinja2 import Environment
+
+    env = Environment(autoescape=True)
+    env.filters.update(score=fmt_score, when=_when, scrub=scrub_text)
+    return env.from_string(INDEX).render(
+        student=student, results=results, note=policy_note,
+        total=sum(r.final for r in results), most=sum(r.max_score for r in results))
 
 
 def policy_note(per_day: float, cap: float) -> str:
