@@ -7,13 +7,29 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import benchmark, check, configure, grade, gradescope, publish, release, site, wheel
+from autograder import (
+    benchmark,
+    check,
+    collect,
+    configure,
+    export,
+    feedback_archive,
+    grade,
+    gradescope,
+    publish,
+    release,
+    site,
+    wheel,
+)
 from autograder.layout import ROOT_ENV, Course, CourseError, default_root
 
 COMMANDS = {
     "release": (release, "generate release/ from source/ with nbgrader (and normalize both)"),
     "check": (check, "prove every assignment's tests: solution, release, mutants; print the table"),
     "grade": (grade, "autograde a folder of submissions into grades.csv and feedback HTML"),
+    "collect": (collect, "lay an LMS bulk download (Canvas, Gradescope, a zip) out as SUBMITTED/"),
+    "export": (export, "grades.csv to a Canvas or Gradescope import, or one wide table, with late penalties"),
+    "feedback": (feedback_archive, "one zip per student: feedback HTML and an index of scores and penalties"),
     "bench": (benchmark, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
     "configure": (configure, "point the course at its student repository (pyproject, setup cells, README)"),
     "publish": (publish, "write the student repository's tree (release/, lectures, README, LICENSE)"),
