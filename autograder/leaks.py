@@ -11,7 +11,7 @@ Two searches over every text file of a tree (a notebook by its cells' sources):
   unrelated programs share.
 - windows: each run of WINDOW consecutive code lines (blanks and comments dropped) of the
   solution and hidden-test regions, of every file of helpers/reference/ and of the known-wrong
-  answers (tests/mutants/). Not searched: windows found in the source notebooks outside the
+  answers, right answers written another way and probes (grading/). Not searched: windows found in the source notebooks outside the
   regions (signatures, docstrings and read-only code that the release carries by design).
   A window catches a copied function even where each of its lines alone is common.
 """
@@ -141,7 +141,7 @@ def secrets(course: Course) -> Secrets:
         shown |= {line.strip() for line in notebook_text(path).splitlines()}
     lines = {line: origin for line, origin in region_lines.items()
              if line not in shown and _is_telling(line)}
-    files = sorted(reference_dir(course).rglob("*.py")) + sorted(course.mutants_dir.rglob("*.py"))
+    files = sorted(reference_dir(course).rglob("*.py")) + sorted(course.grading_dir.rglob("*.py"))
     for path in files:
         if "__pycache__" in path.parts:
             continue

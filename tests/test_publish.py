@@ -90,9 +90,9 @@ def test_the_search_covers_every_kind_of_secret(found):
     """Lines of solutions and of hidden tests, windows of references and of mutants: all there."""
     origins = list(found.lines.values()) + list(found.windows.values())
     assert len(found.lines) > 300 and len(found.windows) > 500
-    for kind in (", solution of ", ", hidden tests of ", "helpers/reference/", "tests/mutants/"):
+    for kind in (", solution of ", ", hidden tests of ", "helpers/reference/", "grading/"):
         assert any(kind in origin for origin in origins), kind
-    files_searched = [p for folder in (REPO_ROOT / "helpers" / "reference", COURSE.mutants_dir)
+    files_searched = [p for folder in (REPO_ROOT / "helpers" / "reference", COURSE.grading_dir)
                       for p in sorted(folder.rglob("*.py")) if p.name != "__init__.py"]
     assert len(files_searched) > 60
     unsearched = [p.name for p in files_searched if not windows(p.read_text()) & set(found.windows)]
@@ -113,7 +113,7 @@ def _secret(found, kind: str, lines: bool) -> str:
     (", solution of ", True, "release/05_optim/05_optim.ipynb"),
     (", hidden tests of ", True, "README.md"),
     ("helpers/reference/", False, "notebooks/01_hardware.ipynb"),
-    ("tests/mutants/", False, "LICENSE"),
+    ("grading/", False, "LICENSE"),
 ])
 def test_the_search_finds_a_planted_leak(published, found, tmp_path, kind, lines, target):
     """The same tree with one secret planted in one file: the search names that file and origin."""
@@ -190,13 +190,13 @@ def test_publish_refuses_to_overwrite_a_file_it_did_not_write(tmp_path):
 
 def test_publish_writes_nothing_when_the_tree_would_leak(tmp_path):
     course = configured_copy(tmp_path)
-    mutant = sorted(course.mutants_dir.rglob("*.py"))[0]
+    mutant = sorted(course.grading_dir.glob("*/mutants/*.py"))[0]
     lecture = course.root / "notebooks" / "01_hardware.ipynb"
     nb = read_notebook(lecture)
     nb.cells.append(new_code_cell(mutant.read_text()))
     write_notebook(nb, lecture)
     out = tmp_path / "student"
-    with pytest.raises(PublishError, match=r"notebooks/01_hardware.ipynb: .* from tests/mutants/"):
+    with pytest.raises(PublishError, match=r"notebooks/01_hardware.ipynb: .* from grading/"):
         publish(course, out)
     assert not out.exists()
 
