@@ -83,7 +83,7 @@ def load_probe(path: Path) -> Probe:
         raise ProbeError(f"{path}: defines no PROBE = Probe(...) (autograder/probes/__init__.py)")
     if probe.assignment != path.parent.name:
         raise ProbeError(f"{path}: PROBE.assignment is {probe.assignment!r}; the folder is {path.parent.name!r}")
-    return probe.with_source(path.read_text(encoding="utf-8"))
+    return probe.with_source(path.read_text(encoding="utf-8"), course_root=path.parents[2])
 
 
 @dataclass(frozen=True)

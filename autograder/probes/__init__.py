@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -102,6 +103,7 @@ class Probe:
     numpy_only: bool = False
     forbidden: tuple[str, ...] = ()
     source: str = field(default="", repr=False, compare=False)  # the module's text, for the kernel
+    course_root: Path | None = field(default=None, repr=False, compare=False)  # where it was loaded
 
     def __post_init__(self):
         where = f"the probe of {self.assignment!r}"
@@ -125,12 +127,12 @@ class Probe:
         object.__setattr__(self, "exercises", dict(self.exercises))
         object.__setattr__(self, "forbidden", tuple(self.forbidden))
 
-    def with_source(self, source: str) -> Probe:
-        return dataclasses.replace(self, source=source)
+    def with_source(self, source: str, course_root: Path | None = None) -> Probe:
+        return dataclasses.replace(self, source=source, course_root=course_root)
 
     def expected(self, inputs: Mapping[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
         """exercise -> key -> the expected plain array, on the trusted side."""
-        reference = importlib.import_module(self.reference) if self.reference else None
+        reference = _reference_module(self.reference, self.course_root) if self.reference else None
         want = {}
         for name, exercise in self.exercises.items():
             if exercise.expected is None:
@@ -138,6 +140,21 @@ class Probe:
             else:
                 want[name] = {key: _plain(value) for key, value in exercise.expected(dict(inputs)).items()}
         return want
+
+
+def _reference_module(name: str, course_root: Path | None):
+    """The installed module `name`, else the file it names in the course at `course_root` (a course
+    outside this checkout, e.g. one `python -m autograder new` scaffolded, keeps its own references)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        path = Path(course_root or ".", *name.split(".")).with_suffix(".py")
+        if course_root is None or not path.is_file():
+            raise
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _plain(value: Any) -> np.ndarray:
