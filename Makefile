@@ -52,9 +52,11 @@ OLDEST_PYTHON ?= python3.11
 OLDEST_VENV ?= $(HOME)/.cache/pytorch-course/oldest-torch
 OLDEST := PATH=$(abspath $(OLDEST_VENV))/bin:$$PATH $(OLDEST_VENV)/bin/python
 
-$(OLDEST_VENV)/.installed: constraints/oldest.txt pyproject.toml
-	rm -rf $(OLDEST_VENV)
+$(OLDEST_VENV)/bin/python:
 	$(OLDEST_PYTHON) -m venv $(OLDEST_VENV)
+
+# The pinned torch first, so that installing the course keeps it.
+$(OLDEST_VENV)/.installed: constraints/oldest.txt pyproject.toml | $(OLDEST_VENV)/bin/python
 	$(OLDEST) -m pip install --quiet -c constraints/oldest.txt torch torchvision numpy
 	$(OLDEST) -m pip install --quiet -c constraints/oldest.txt '.[dev]'
 	touch $@
