@@ -111,7 +111,9 @@ class ProbeClock:
     `from time import perf_counter` reads it too. `reads` counts the readings.
     """
 
-    names = ("time.perf_counter", "time.time", "time.monotonic", "timeit.default_timer")
+    # torch.utils.benchmark.timer too: torch < 2.9 binds it to the real clock at import on a CPU.
+    names = ("time.perf_counter", "time.time", "time.monotonic", "timeit.default_timer",
+             "torch.utils.benchmark.timer")
     ns_names = ("time.perf_counter_ns", "time.time_ns", "time.monotonic_ns")
 
     def __init__(self):
