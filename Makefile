@@ -11,7 +11,7 @@ export MPLBACKEND := Agg
 # Grading and tests never touch the network: 07 takes its offline path (bundled data).
 export PYTORCH_COURSE_OFFLINE ?= 1
 
-.PHONY: course test release check lint clean
+.PHONY: course test release check lint site clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,7 @@ course: $(VENV)/.installed  ## release every assignment, prove its tests, print 
 
 test: $(VENV)/.installed  ## unit tests, pipeline gates, lecture notebooks, ruff
 	$(BIN)/ruff check .
+	$(BIN)/actionlint
 	$(BIN)/python -m pytest
 
 release: $(VENV)/.installed
@@ -38,8 +39,38 @@ release: $(VENV)/.installed
 check: $(VENV)/.installed
 	$(BIN)/python -m autograder check --jobs 3
 
+site: $(VENV)/.installed  ## the course website under build/site/ (lecture notebooks executed)
+	$(BIN)/python -m autograder site --out build/site
+
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 
 clean:
 	rm -rf build
+
+# The course on the oldest PyTorch that pyproject.toml claims (constraints/oldest.txt), in a venv
+# of its own outside the checkout: not part of `make test`, since the old wheels bring their CUDA
+# libraries (about 5 GB). Results and what they prove: docs/compatibility.md.
+# torch 2.2 has wheels up to Python 3.12, and torch.compile up to 3.11.
+OLDEST_PYTHON ?= python3.11
+OLDEST_VENV ?= $(HOME)/.cache/pytorch-course/oldest-torch
+OLDEST := PATH=$(abspath $(OLDEST_VENV))/bin:$$PATH $(OLDEST_VENV)/bin/python
+
+$(OLDEST_VENV)/bin/python:
+	$(OLDEST_PYTHON) -m venv $(OLDEST_VENV)
+
+# The pinned torch first, so that installing the course keeps it.
+$(OLDEST_VENV)/.installed: constraints/oldest.txt pyproject.toml | $(OLDEST_VENV)/bin/python
+	$(OLDEST) -m pip install --quiet -c constraints/oldest.txt torch torchvision numpy
+	$(OLDEST) -m pip install --quiet -c constraints/oldest.txt '.[dev]'
+	touch $@
+
+.PHONY: oldest-torch
+oldest-torch: $(OLDEST_VENV)/.installed  ## release, check, unit and lecture tests on the oldest torch
+	$(OLDEST) -m pip install --quiet --no-deps --force-reinstall .  # this checkout's helpers, not editable
+	$(OLDEST) -c "import numpy, torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__, 'numpy', numpy.__version__)"
+	$(OLDEST) -m autograder release
+	git diff --exit-code --stat -- source release
+	$(OLDEST) -m autograder check --jobs 2 --report build/oldest-torch-report.json
+	$(OLDEST) -m pytest -q tests/test_helpers.py tests/test_graph.py tests/test_images.py \
+	    tests/test_parallel.py tests/test_reference_*.py tests/test_probes_*.py tests/test_lecture_notebooks.py

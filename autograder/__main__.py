@@ -1,4 +1,4 @@
-"""`python -m autograder {release,check,grade,bench,wheel}`: the instructor's pipeline on nbgrader."""
+"""`python -m autograder {release,check,grade,bench,configure,publish,wheel}`: the instructor's pipeline on nbgrader."""
 
 from __future__ import annotations
 
@@ -7,14 +7,36 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import benchmark, check, grade, release, wheel
+from autograder import (
+    benchmark,
+    check,
+    collect,
+    configure,
+    export,
+    feedback_archive,
+    grade,
+    gradescope,
+    new,
+    publish,
+    release,
+    site,
+    wheel,
+)
 from autograder.layout import ROOT_ENV, Course, CourseError, default_root
 
 COMMANDS = {
     "release": (release, "generate release/ from source/ with nbgrader (and normalize both)"),
     "check": (check, "prove every assignment's tests: solution, release, mutants; print the table"),
     "grade": (grade, "autograde a folder of submissions into grades.csv and feedback HTML"),
+    "collect": (collect, "lay an LMS bulk download (Canvas, Gradescope, a zip) out as SUBMITTED/"),
+    "export": (export, "grades.csv to a Canvas or Gradescope import, or one wide table, with late penalties"),
+    "feedback": (feedback_archive, "one zip per student: feedback HTML and an index of scores and penalties"),
     "bench": (benchmark, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
+    "new": (new, "scaffold an assignment: source notebook, reference, grading folder; check passes at once"),
+    "configure": (configure, "point the course at its student repository (pyproject, setup cells, README)"),
+    "publish": (publish, "write the student repository's tree (release/, lectures, README, LICENSE)"),
+    "gradescope": (gradescope, "build Gradescope's autograder.zip for one assignment"),
+    "site": (site, "build the course website (lecture notebooks executed) into build/site/"),
 }
 
 

@@ -1,10 +1,16 @@
 """`python -m autograder check [ASSIGNMENT...] [--jobs N]`: prove each assignment's tests.
 
-Gates, per assignment (DESIGN.md, "The flow"):
+Gates, per assignment (docs/design.md, "The flow"):
   solution      the source notebook, graded as a submission, scores full marks;
   release       the untouched release notebook scores 0 on every test cell;
-  mutants       every mutant in tests/mutants/<assignment>/ loses points on each test it names;
+  mutants       every mutant in grading/<assignment>/mutants/ loses points on each test it names;
   mutant count  at least four mutants (MIN_MUTANTS);
+  grading folder  grading/<assignment>/ exists, and its probe.py loads (autograder/grading_folder.py);
+  probe         every exercise of the notebook has a probe, every probe an exercise of the notebook;
+  mutant exercise  every mutant replaces a solution cell that defines an exercise;
+  variants      every variant and wrong answer names an exercise of the probe;
+  points        the intro table and the summary state the points the nbgrader metadata gives
+                (autograder/points.py);
   release sync  release/ is what nbgrader generates from source/ today;
   no leaks      release/ holds no solution line and no hidden test line.
 Solution, release and mutants are submissions to the engine that `grade` uses. A mutant is
@@ -24,6 +30,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from autograder import grading_folder, points
 from autograder.backends import add_backend_options, make_backend
 from autograder.engine import (
     GradeJob,
@@ -44,11 +51,13 @@ from autograder.notebooks import (
     read_notebook,
     write_notebook,
 )
+from autograder.probes import ProbeError
 from autograder.template import GenerationError, Template, build_template
+from autograder.verify import exercises_by_cell
 
 MIN_MUTANTS = 4
 REPORT_NAME = "course-report.json"
-# Keys every report object has (DESIGN.md); the rest are extras for people and tests.
+# Keys every report object has (docs/design.md); the rest are extras for people and tests.
 REPORT_KEYS = ("assignment", "max_score", "solution_score", "release_score", "mutants_caught",
                "mutants_total", "seconds")
 
@@ -110,8 +119,10 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
     else:
         problems.append(f"gate 'release': {release_nb.relative_to(course.root)} is missing; "
                         "run `python -m autograder release`")
-    folder = course.mutants_dir / assignment
-    paths = sorted(p for p in folder.glob("*.py") if p.name != "__init__.py") if folder.is_dir() else []
+    problems += grading_problems(course, assignment, source_nb)
+    problems += [f"gate 'points': {problem}" for problem in points.disagreements(source_nb, assignment)]
+    folder = grading_folder.folder(course.root, assignment) / "mutants"
+    paths = grading_folder.files(course.root, assignment, "mutants")
     mutants = {}
     for path in paths:
         try:
@@ -132,6 +143,72 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
                         f"{folder.relative_to(course.root)}/, at least {MIN_MUTANTS} needed "
                         "(docs/authoring.md, 'Mutants')")
     return Plan(assignment, jobs, mutants, len(paths), problems, sizes)
+
+
+def notebook_exercises(source_nb) -> set[str]:
+    """The names the notebook's solution cells define (private helpers, _name, left out)."""
+    solutions, _ = exercises_by_cell(source_nb)
+    return {name for names in solutions.values() for name in names if not name.startswith("_")}
+
+
+def grading_problems(course: Course, assignment: str, source_nb) -> list[str]:
+    """Gates 'grading folder', 'probe', 'mutant exercise' and 'variants': the grading folder knows
+    every exercise of the notebook and nothing else (docs/design.md, "One exercise, one place")."""
+    where = grading_folder.folder(course.root, assignment)
+    if not where.is_dir():
+        return [f"gate 'grading folder': {where.relative_to(course.root)}/ is missing: the probe, mutants "
+                "and variants of every exercise live there (docs/authoring.md)"]
+    probe_file = grading_folder.probe_path(course.root, assignment)
+    try:
+        probed = set(grading_folder.load_probe(probe_file).exercises) if probe_file.is_file() else None
+    except (ProbeError, ImportError, SyntaxError) as error:
+        return [f"gate 'probe': {probe_file.relative_to(course.root)} does not load: {error}"]
+    exercises = notebook_exercises(source_nb)
+    if probed is None:
+        return [f"gate 'probe': {probe_file.relative_to(course.root)} is missing; exercises "
+                f"{', '.join(sorted(exercises))} have no probe"]
+    problems = _probe_coverage(probe_file.relative_to(course.root), exercises, probed)
+    problems += _mutants_name_exercises(course, assignment, source_nb)
+    problems += _samples_name_exercises(course, assignment, probed)
+    return problems
+
+
+def _probe_coverage(probe_file: Path, exercises: set[str], probed: set[str]) -> list[str]:
+    problems = [f"gate 'probe': exercise {name} has no probe in {probe_file}"
+                for name in sorted(exercises - probed)]
+    problems += [f"gate 'probe': {probe_file} probes {name}, which the notebook no longer defines"
+                 for name in sorted(probed - exercises)]
+    return problems
+
+
+def _mutants_name_exercises(course: Course, assignment: str, source_nb) -> list[str]:
+    solutions, _ = exercises_by_cell(source_nb)
+    problems = []
+    for path in grading_folder.files(course.root, assignment, "mutants"):
+        try:
+            replaces = parse_mutant(path).replaces
+        except MutantError:
+            continue  # reported by the gate 'mutants'
+        if replaces in solutions and not solutions[replaces]:
+            problems.append(f"gate 'mutant exercise': {path.relative_to(course.root)} replaces {replaces}, "
+                            "a solution cell that defines no exercise")
+    return problems
+
+
+def _samples_name_exercises(course: Course, assignment: str, probed: set[str]) -> list[str]:
+    problems = []
+    for kind in ("variants", "wrong"):
+        for path in grading_folder.files(course.root, assignment, kind):
+            try:
+                sample = grading_folder.parse_sample(path)
+            except grading_folder.SampleError as error:
+                problems.append(f"gate 'variants': {error}")
+                continue
+            if sample.exercise not in probed:
+                problems.append(f"gate 'variants': {path.relative_to(course.root)} names exercise "
+                                f"{sample.exercise}, which the probe does not know "
+                                f"(exercises: {', '.join(sorted(probed))})")
+    return problems
 
 
 def _files(root: Path) -> set[Path]:

@@ -61,12 +61,13 @@ GRADEBOOKS = "gradebooks"  # under a job's work_dir: each job's gradebook, in a 
 
 def private_paths(course_root: Path, *extra: Path) -> tuple[str, ...]:
     """What no grading kernel may read (autograder/sandbox.py hides it): the source notebooks,
-    the tests and mutants, the repository's history, the reference answers, and `extra` (the
+    the tests, the grading folders (mutants, right answers), the repository's history, the reference answers, and `extra` (the
     grader's template, gradebooks, submissions and output folders)."""
     import helpers.reference
 
     root = Path(course_root)
-    paths = [root / "source", root / "tests", root / ".git", Path(helpers.reference.__file__).parent,
+    paths = [root / "source", root / "tests", root / "grading", root / ".git",
+             Path(helpers.reference.__file__).parent,
              *extra]
     return tuple(str(Path(p).resolve()) for p in paths)
 

@@ -52,12 +52,15 @@ from autograder.engine import (
     private_paths,
     run_jobs,
 )
+from autograder.feedback import finish as finish_feedback
 from autograder.journal import Journal, atomic_write, fingerprint, grading_settings
 from autograder.kernel_server import KernelServer
+from autograder.lateness import read_timestamp
 from autograder.layout import Course
 from autograder.template import GenerationError, build_template
 
-CSV_COLUMNS = ("student_id", "assignment", "score", "max_score", "status", "reason", "warnings")
+CSV_COLUMNS = ("student_id", "assignment", "score", "max_score", "status", "reason", "warnings",
+               "submitted_at")  # submitted_at: the folder's timestamp.txt (autograder/lateness.py), UTC
 _IGNORED = re.compile(r"^(\.|__)")  # .ipynb_checkpoints, .DS_Store, __MACOSX
 
 
@@ -71,6 +74,7 @@ class Submission:
     status: str = ""  # set when there is nothing to grade: missing, error, unknown_assignment
     reason: str = ""
     warnings: list[str] = field(default_factory=list)
+    submitted_at: str = ""  # ISO 8601, from timestamp.txt beside the notebook (`collect` writes it)
 
 
 def assignment_of(filename: str, assignments: list[str]) -> str | None:
@@ -133,6 +137,7 @@ def collect(submitted: Path, assignments: list[str], known: list[str] | None = N
         for folder in sorted(p for p in entries if p.is_dir()):
             if folder.name in assignments:
                 mine[folder.name] = _pick(student, folder.name, folder, assignments)
+                _read_time(mine[folder.name], folder)
             elif folder.name not in known:
                 inside = ", ".join(p.name for p in sorted(folder.iterdir())[:5]) or "empty"
                 found.append(Submission(student, folder.name, status="unknown_assignment",
@@ -153,13 +158,23 @@ def collect(submitted: Path, assignments: list[str], known: list[str] | None = N
     return sorted(found, key=lambda s: (s.student_id, s.assignment))
 
 
+def _read_time(sub: Submission, folder: Path) -> None:
+    try:
+        when = read_timestamp(folder)
+    except ValueError as error:
+        sub.warnings.append(f"submission time unknown: {error}")
+        return
+    sub.submitted_at = when.isoformat() if when else ""
+
+
 def _row(sub: Submission, result: GradeResult | None, max_score: float | None) -> dict:
     """One line of grades.csv; max_score is the assignment's (None: not an assignment)."""
     done = result if result is not None else sub
     return {"student_id": sub.student_id, "assignment": sub.assignment,
             "score": f"{result.score:g}" if result is not None else "0",
             "max_score": "" if max_score is None else f"{max_score:g}",
-            "status": done.status, "reason": done.reason, "warnings": "; ".join(done.warnings)}
+            "status": done.status, "reason": done.reason, "warnings": "; ".join(done.warnings),
+            "submitted_at": sub.submitted_at}
 
 
 @dataclass
@@ -258,6 +273,9 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
     for sub in subs:
         result = _journaled(journal, *by_sub.get((sub.student_id, sub.assignment), (None, None)))
         info = template.assignments.get(sub.assignment)
+        html = out / "feedback" / sub.student_id / sub.assignment / f"{sub.assignment}.html"
+        if html.is_file():  # self-contained, cells named, no paths or keys (autograder/feedback.py)
+            finish_feedback(html, course.source_notebook(sub.assignment))
         rows.append(_row(sub, result, info.max_score if info else None))
         records.append(result.to_dict() if result else dict(rows[-1], cells={}))
         warnings += len(result.warnings if result else sub.warnings)

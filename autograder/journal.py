@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from autograder.course import REPO_ROOT
 from autograder.engine import GradeJob, GradeResult
 
 FOLDER = ".journal"
@@ -36,9 +37,15 @@ _ENV_IGNORED = ("AUTOGRADER_WARM_KERNELS", "AUTOGRADER_ROOT")
 # Modules of autograder/ that never run while a submission is graded (other commands, the batch
 # plumbing): editing them regrades nothing. Every other file, new ones included, counts.
 _NOT_GRADING = {"__init__.py", "__main__.py", "backends.py", "benchmark.py", "check.py",
-                "course.py", "grade.py", "journal.py", "layout.py", "mutants.py", "release.py",
-                "setup_cell.py", "wheel.py"}
+                "collect.py", "configure.py", "course.py", "export.py", "feedback_archive.py",
+                "grade.py", "journal.py", "lateness.py", "layout.py", "leaks.py", "mutants.py",
+                "new.py", "publish.py", "readme.py", "release.py", "setup_cell.py",
+                "setup_cell_head.py", "wheel.py"}
+# Subpackages of autograder/ that other commands use (the website, Gradescope's zip, `new`'s files).
+_NOT_GRADING_PACKAGES = {"gradescope", "scaffold", "site"}
 
+
+GRADING = REPO_ROOT / "grading"
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # read once: there is no way to read it without setting it
@@ -53,8 +60,10 @@ def _sha256_tree(folders: Iterable[Path]) -> str:
     digest = hashlib.sha256()
     for folder in folders:
         for path in sorted(Path(folder).rglob("*.py")):
+            rel = path.relative_to(folder).parts
             if "__pycache__" not in path.parts and not (
-                    path.parent.name == "autograder" and path.name in _NOT_GRADING):
+                    path.parent.name == "autograder" and path.name in _NOT_GRADING) and not (
+                    Path(folder).name == "autograder" and len(rel) > 1 and rel[0] in _NOT_GRADING_PACKAGES):
                 digest.update(str(path.relative_to(folder)).encode() + b"\0")
                 digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -78,6 +87,7 @@ def grading_settings(timeout: int, restore_missing_cells: bool = True) -> dict:
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
     code = [d for d in (_package_dir("autograder"), _package_dir("helpers")) if d is not None]
+    code += [GRADING] if GRADING.is_dir() else []  # the probes judge every submission too
     env = {k: v for k, v in sorted(os.environ.items())
            if k.startswith(_ENV_PREFIXES) and k not in _ENV_IGNORED}
     return {"timeout": int(timeout), "restore_missing_cells": bool(restore_missing_cells),

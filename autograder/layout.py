@@ -1,4 +1,4 @@
-"""Where things are in a course folder: source/, release/, tests/mutants/, build/."""
+"""Where things are in a course folder: source/, release/, grading/, build/."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def default_root() -> Path:
 
 @dataclass(frozen=True)
 class Course:
-    """A course folder laid out as DESIGN.md says (nbgrader's layout for source/ and release/)."""
+    """A course folder laid out as docs/design.md says (nbgrader's layout for source/ and release/)."""
 
     root: Path
 
@@ -35,8 +35,9 @@ class Course:
         return self.root / "release"
 
     @property
-    def mutants_dir(self) -> Path:
-        return self.root / "tests" / "mutants"
+    def grading_dir(self) -> Path:
+        """grading/: one folder per assignment with its probe, mutants, variants and wrong answers."""
+        return self.root / "grading"
 
     @property
     def build_dir(self) -> Path:

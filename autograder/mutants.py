@@ -1,6 +1,6 @@
 """Mutants: known-wrong answers that the tests of an assignment must catch.
 
-`tests/mutants/<assignment>/<slug>.py` (docs/authoring.md):
+`grading/<assignment>/mutants/<slug>.py` (autograder/grading_folder.py, docs/authoring.md):
 
     \"\"\"grad_w1 without the transpose of x: x @ grad_h instead of x.T @ grad_h.\"\"\"
     # replaces: mlp_backward
@@ -80,7 +80,7 @@ def parse_mutant(path: Path) -> Mutant:
 
 
 def load_mutants(mutants_dir: Path) -> list[Mutant]:
-    """Every mutant of one assignment (`tests/mutants/<assignment>/*.py`), sorted by name."""
+    """Every mutant in `mutants_dir` (grading/<assignment>/mutants/), sorted by name."""
     mutants_dir = Path(mutants_dir)
     if not mutants_dir.is_dir():
         return []

@@ -142,29 +142,30 @@ def scan_failures(cells: list[tuple[str, str]], solutions: dict[str, list[str]],
 
 def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb: NotebookNode,
            folder: Path, execute, key: str = "") -> Verification | None:
-    """Run the probes of `assignment` on the student's code; None when it has no probe module.
+    """Run the probes of `assignment` on the student's code; None when it has no probe
+    (grading/<assignment>/probe.py).
 
     execute(nb, folder): runs a notebook in a fresh kernel with cwd `folder` (the engine passes
     nbgrader's Execute, configured like the one that ran the tests); it must not raise for errors
     in cells, and may raise when the kernel dies: what was saved before still counts.
     """
-    module = probe_for(assignment)
-    if module is None:
+    probe = probe_for(assignment)
+    if probe is None:
         return None
     start = time.perf_counter()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     solutions, needs = exercises_by_cell(source_nb)
     cells, _ = student_code(submitted, source_nb)
-    scan_failed, notes = scan_failures(cells, solutions, tuple(getattr(module, "FORBIDDEN", ())))
+    scan_failed, notes = scan_failures(cells, solutions, probe.forbidden)
 
-    inputs = module.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))
+    inputs = probe.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))
     in_path, out_path = folder / "inputs.npz", folder / "outputs.npz"
     np.savez(in_path, **inputs)
     nb = nbformat.v4.new_notebook()
     nb.metadata = copy.deepcopy(source_nb.metadata)
     nb.cells = [nbformat.v4.new_code_cell(text) for _, text in cells]
-    nb.cells += [nbformat.v4.new_code_cell(text) for text in kernel_cells(module, in_path, out_path)]
+    nb.cells += [nbformat.v4.new_code_cell(text) for text in kernel_cells(probe, in_path, out_path)]
     try:
         execute(nb, folder)
     except Exception:  # a dead kernel: the outputs saved so far still count
@@ -173,7 +174,7 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
         outputs = load_outputs(out_path)
     except (OSError, ValueError, EOFError):  # none written, or not plain arrays: nothing passes
         outputs = {}
-    verdicts = judge(module, inputs, outputs)
+    verdicts = judge(probe, inputs, outputs)
     for exercise, why in scan_failed.items():
         if exercise in verdicts:
             verdicts[exercise] = Verdict(exercise, False, why)

@@ -2,7 +2,8 @@
 
 The student wheel holds `helpers` minus `helpers.reference` (the reference solutions of the
 graded exercises), under the distribution name `pytorch-course-helpers`, with the same
-runtime dependencies as the course. Publish it where `[tool.course] helpers_wheel_url` points.
+runtime dependencies as the course. Attach it to the release v<[project] version> of the student
+repository (`[tool.course]`): every setup cell installs it from there (autograder/course.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ Typical use in a test cell::
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Iterable, Sequence
+from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -25,10 +27,50 @@ GRAD_REL_TOL = 1e-6
 
 
 class CheckFailed(AssertionError):
-    """A check did not hold; the message is written for the student."""
+    """A check did not hold; the message is written for the student.
+
+    In IPython (Jupyter, Colab) its traceback leaves out the frames of this module, which set
+    `__tracebackhide__` (pytest honours the same flag): the student sees the line of their cell
+    that failed, then the message.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook for an exception's own traceback: the usual one, without hidden frames."""
+        return render_without_hidden_frames(self)
+
+
+def without_hidden_frames(tb: TracebackType | None) -> TracebackType | None:
+    """A copy of the traceback chain `tb` without the frames whose locals set `__tracebackhide__ = True`."""
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_locals.get("__tracebackhide__") is not True:
+            kept.append(tb)
+        tb = tb.tb_next
+    trimmed = None
+    for entry in reversed(kept):
+        trimmed = TracebackType(trimmed, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return trimmed
+
+
+def render_without_hidden_frames(error: BaseException) -> list[str]:
+    """The lines IPython would show for `error`, its hidden frames left out; plain Python's outside IPython."""
+    tb = without_hidden_frames(error.__traceback__)
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is not None:
+        try:  # the shell's own formatter, colours and all; it skips the frame of run_code itself
+            return shell.InteractiveTB.structured_traceback(type(error), error, tb)
+        except Exception:  # never lose the message to a formatting problem
+            pass
+    return traceback.format_exception(type(error), error, tb)
 
 
 def _fail(message: str, hint: str | None = None) -> None:
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     if hint:
         message = f"{message}\nHint: {hint}"
     raise CheckFailed(message)
@@ -44,6 +86,7 @@ def _describe(value: Any) -> str:
 
 def _as_float64(value: Any, name: str) -> np.ndarray:
     """A float64 NumPy copy of a tensor, array or number; fails on anything else."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().to(torch.float64).numpy()
     if isinstance(value, (np.ndarray, np.generic, int, float)) and not isinstance(value, bool):
@@ -82,6 +125,7 @@ def _pair(got: float, want: float) -> tuple[str, str]:
 
 def relative_error_of(actual: Any, expected: Any) -> float:
     """max |a - e| / max(1e-8, |a| + |e|), elementwise: 0 for equal arrays, about 1 for unrelated."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     a = _as_float64(actual, "actual")
     e = _as_float64(expected, "expected")
     if a.size == 0:
@@ -91,6 +135,7 @@ def relative_error_of(actual: Any, expected: Any) -> float:
 
 def check_type(value: Any, types: type | tuple[type, ...], name: str, hint: str | None = None) -> None:
     """`value` is an instance of `types` (bool is not taken for a number)."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     types = types if isinstance(types, tuple) else (types,)
     ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
     if not ok:
@@ -100,6 +145,7 @@ def check_type(value: Any, types: type | tuple[type, ...], name: str, hint: str 
 
 def check_shape(value: Any, expected_shape: Sequence[int], name: str, hint: str | None = None) -> None:
     """`value` (array or tensor) has exactly `expected_shape`; a reversed shape suggests a transpose."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     if not isinstance(value, (np.ndarray, torch.Tensor)):
         _fail(f"{name} should be an array or a tensor of shape {tuple(expected_shape)}, "
               f"but it is {_describe(value)}.", hint)
@@ -118,6 +164,7 @@ def check_shape(value: Any, expected_shape: Sequence[int], name: str, hint: str 
 def check_close(actual: Any, expected: Any, name: str, rtol: float = 1e-5, atol: float = 1e-8,
                 hint: str | None = None) -> None:
     """`actual` equals `expected` elementwise within |a - e| <= atol + rtol * |e| (and has its shape)."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     if _is_array(expected) and not _both_scalars(actual, expected):
         check_shape(actual, tuple(expected.shape), name, None)
     a = _as_float64(actual, name)
@@ -142,6 +189,7 @@ def check_close(actual: Any, expected: Any, name: str, rtol: float = 1e-5, atol:
 def check_relative_error(actual: Any, expected: Any, name: str, tol: float = GRAD_REL_TOL,
                          hint: str | None = None) -> None:
     """The relative error between `actual` and `expected` (see `relative_error_of`) is below `tol`."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     if _is_array(expected) and not _both_scalars(actual, expected):
         check_shape(actual, tuple(expected.shape), name, None)
     error = relative_error_of(actual, expected)
@@ -152,6 +200,7 @@ def check_relative_error(actual: Any, expected: Any, name: str, tol: float = GRA
 
 def check_equal(actual: Any, expected: Any, name: str, hint: str | None = None) -> None:
     """`actual == expected` for plain values (numbers, strings, booleans, lists of them)."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     plain = (bool, int, float, str, type(None), list, tuple, dict, set, frozenset)
     if type(actual) not in plain or type(actual) is not type(expected):
         _fail(f"{name} should be the {type(expected).__name__} {expected!r}, but it is {_describe(actual)}.",
@@ -162,6 +211,7 @@ def check_equal(actual: Any, expected: Any, name: str, hint: str | None = None) 
 
 def check_true(condition: Any, message: str, hint: str | None = None) -> None:
     """`condition` is the boolean True; otherwise fail with `message`."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     if condition is not True and not (isinstance(condition, (np.bool_, torch.Tensor)) and bool(condition)):
         _fail(message, hint)
 
@@ -178,6 +228,7 @@ def check_gradients_match_autograd(
     `inputs` maps names to arrays or tensors (copied to float64 leaves that require grad);
     `grads` maps some of those names to the student's gradients.
     """
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     leaves = {k: torch.tensor(_as_float64(v, k), requires_grad=k in grads) for k, v in inputs.items()}
     loss = loss_fn(**leaves)
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
@@ -192,6 +243,7 @@ def check_gradients_match_autograd(
 def check_gradcheck(function: Callable[..., torch.Tensor], inputs: Iterable[torch.Tensor], name: str,
                     hint: str | None = None) -> None:
     """`torch.autograd.gradcheck` passes in float64: the backward agrees with finite differences."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     inputs = tuple(inputs)
     for x in inputs:
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64:
@@ -208,6 +260,7 @@ def check_gradcheck(function: Callable[..., torch.Tensor], inputs: Iterable[torc
 
 def check_no_grad_left(tensors: dict[str, torch.Tensor], hint: str | None = None) -> None:
     """None of the named leaf tensors carries an accumulated `.grad`."""
+    __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     for name, t in tensors.items():
         if t.grad is not None and bool(torch.any(t.grad != 0)):
             _fail(f"{name}.grad is not empty after your function returned: gradients accumulate across "
@@ -238,12 +291,19 @@ def answer_recorded(exercise: str) -> None:
     print(f"\u2022 {exercise}: answer recorded (form OK); its value is graded by the hidden tests.")
 
 
-def summary(points: dict[str, float]) -> dict[str, bool]:
-    """Print, exercise by exercise, whether its visible checks passed in this session; returns that map.
+def visible_results(points: dict[str, float]) -> dict[str, bool]:
+    """{exercise: whether its visible checks passed in this session}, for the exercises in `points`."""
+    return {name: _passed.get(name, False) for name in points}
 
-    Hidden tests run only when the notebook is graded, so full marks here are necessary, not sufficient.
+
+def summary(points: dict[str, float]) -> None:
+    """Print, exercise by exercise, whether its visible checks passed in this session.
+
+    Returns None, so that a notebook's last cell shows the table once (Jupyter would echo a returned
+    value below it); `visible_results(points)` gives the same as a dict. Hidden tests run only when
+    the notebook is graded, so full marks here are necessary, not sufficient.
     """
-    results = {name: _passed.get(name, False) for name in points}
+    results = visible_results(points)
     width = max(len(name) for name in points)
     done = sum(points[name] for name, ok in results.items() if ok)
     for name, ok in results.items():
@@ -255,4 +315,3 @@ def summary(points: dict[str, float]) -> dict[str, bool]:
     print(f"Visible checks passed for {sum(results.values())} of {len(results)} exercises "
           f"({done:g} of {sum(points.values()):g} points at stake)"
           + (f"; {len(recorded)} answer(s) recorded, to be graded by the hidden tests." if recorded else "."))
-    return results

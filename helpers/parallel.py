@@ -142,9 +142,14 @@ def data_parallel_worker(rank: int, world_size: int, model: nn.Module, x: torch.
 
     x: (N, D_in), y: (N, D_out), N divisible by `world_size`; the loss is the mean squared error,
     so the mean of the ranks' gradients is the gradient of the whole batch.
+    Before DDP, every rank but 0 initialises its copy afresh with its own seed (`reset_parameters`),
+    as a script that seeded each process differently would: DDP's constructor broadcasts
+    rank 0's parameters and buffers, so training starts from rank 0's weights anyway.
     Returns this rank's slice (`rows`), its own gradients at the start (`local_grads`), the
-    gradients averaged by hand with all_reduce (`averaged_grads`), the loss of its slice at each
-    of `steps` SGD steps taken with DistributedDataParallel (`losses`) and the final weights.
+    gradients averaged by hand with all_reduce (`averaged_grads`), its weights just before and
+    just after DDP was built (`state_dict_before_ddp`, `state_dict_at_ddp_start`), the loss of its
+    slice at each of `steps` SGD steps taken with DistributedDataParallel (`losses`) and the final
+    weights (`state_dict`).
     """
     rows = torch.arange(len(x)).tensor_split(world_size)[rank]
     x_local, y_local = x[rows], y[rows]  # (N / world_size, D_in), (N / world_size, D_out)
@@ -158,9 +163,19 @@ def data_parallel_worker(rank: int, world_size: int, model: nn.Module, x: torch.
         dist.all_reduce(g, op=dist.ReduceOp.SUM)  # every rank now holds the sum ...
         g /= world_size  # ... and the mean
 
-    # 2. The same with DDP: it broadcasts rank 0's weights once, then all-reduces the
-    #    gradients during backward(), bucket by bucket, while the rest of backward still runs.
+    # 2. The same with DDP. Its constructor broadcasts rank 0's parameters and buffers to every
+    #    rank; to see that, the other ranks first initialise their copy afresh, with their own seed.
+    if rank != 0:
+        torch.manual_seed(rank)
+        for module in model.modules():
+            if hasattr(module, "reset_parameters"):
+                module.reset_parameters()
+    before_ddp = {key: value.clone() for key, value in model.state_dict().items()}
+    # broadcast_buffers=True (the default) also sends rank 0's buffers (BatchNorm's running
+    # statistics) at every forward; the gradients are all-reduced during backward(), bucket by
+    # bucket, while the rest of backward still runs.
     ddp_model = nn.parallel.DistributedDataParallel(model)
+    at_ddp_start = {key: value.clone() for key, value in model.state_dict().items()}
     optimizer = torch.optim.SGD(ddp_model.parameters(), lr=learning_rate)
     losses = []
     for _ in range(steps):
@@ -171,6 +186,7 @@ def data_parallel_worker(rank: int, world_size: int, model: nn.Module, x: torch.
         step_loss = loss.item()  # this rank's slice only
         losses.append(step_loss)
     return {"rank": rank, "rows": rows, "local_grads": list(local_grads), "averaged_grads": averaged_grads,
+            "state_dict_before_ddp": before_ddp, "state_dict_at_ddp_start": at_ddp_start,
             "losses": losses, "state_dict": dict(model.state_dict())}
 
 

@@ -1,9 +1,24 @@
-"""The setup every notebook runs first: seeds, device, inline plots."""
+"""The setup every notebook runs first: seeds, device, inline plots, and, on request, determinism.
+
+What repeats after `setup(seed)`, run again in a fresh kernel on the same machine and software:
+every random draw (Python's `random`, NumPy's global generator, PyTorch's CPU and CUDA
+generators), hence the same initial weights, data splits and shuffles, and the same results of
+CPU computations. What does not repeat by seeding alone:
+- GPU results in the last bits: some CUDA kernels add in a different order from run to run
+  (atomic additions in `index_add_`, scatter, some convolution backward passes), and cuDNN may
+  pick a different algorithm. `setup(deterministic=True)` asks PyTorch for deterministic
+  algorithms where they exist (and warns where an operation has none).
+- Anything across machines, thread counts or PyTorch versions: a different order of summation
+  gives different rounding.
+- The order of a `set` of strings: Python fixes its string hashing when the interpreter starts,
+  from the PYTHONHASHSEED environment variable; setting it inside a running kernel has no effect.
+"""
 
 from __future__ import annotations
 
 import os
 import random
+import warnings
 
 import numpy as np
 import torch
@@ -12,17 +27,45 @@ from helpers.device import describe_device, pick_device
 
 DEFAULT_SEED = 0
 
+# cuBLAS needs a fixed workspace to be deterministic (CUDA >= 10.2); read when CUDA starts.
+CUBLAS_WORKSPACE_CONFIG = ":4096:8"
+
 
 def seed_everything(seed: int = DEFAULT_SEED) -> None:
-    """Seed Python, NumPy and PyTorch (CPU and every GPU) so results repeat."""
+    """Seed Python's `random`, NumPy's global generator and PyTorch (CPU and every GPU)."""
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device
-    os.environ["PYTHONHASHSEED"] = str(seed)
 
 
-def setup(seed: int = DEFAULT_SEED, device: str | None = None, quiet: bool = False) -> torch.device:
-    """Seed everything, pick the device, turn on inline plots; returns the device."""
+def make_deterministic() -> None:
+    """Ask PyTorch for deterministic algorithms, so that GPU results repeat bit for bit.
+
+    Sets CUBLAS_WORKSPACE_CONFIG (effective only if CUDA has not started yet: call this first),
+    `torch.use_deterministic_algorithms(True, warn_only=True)` (an operation with no deterministic
+    version warns instead of failing) and turns off cuDNN's autotuner (`cudnn.benchmark`), which
+    may pick a different convolution algorithm in each run. Costs speed on a GPU; nothing on a CPU.
+    """
+    if "CUBLAS_WORKSPACE_CONFIG" not in os.environ:
+        if torch.cuda.is_initialized():
+            warnings.warn("CUDA has already started, so CUBLAS_WORKSPACE_CONFIG cannot take effect in "
+                          "this process: run helpers.setup(deterministic=True) first, in a fresh kernel.",
+                          stacklevel=2)
+        os.environ["CUBLAS_WORKSPACE_CONFIG"] = CUBLAS_WORKSPACE_CONFIG
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = True
+
+
+def setup(seed: int = DEFAULT_SEED, device: str | None = None, quiet: bool = False,
+          deterministic: bool = False) -> torch.device:
+    """Seed everything, pick the device, turn on inline plots; returns the device.
+
+    `deterministic=True` also calls `make_deterministic()` (see the module's docstring for what
+    repeats with and without it).
+    """
+    if deterministic:
+        make_deterministic()  # before anything starts CUDA
     seed_everything(seed)
     chosen = pick_device(device)
     _inline_plots()

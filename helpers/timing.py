@@ -1,4 +1,16 @@
-"""Timing utilities the notebooks share (nothing here is graded): a quiet benchmark import, sweep plots.
+"""Timing utilities the notebooks share (nothing here is graded): a synchronizing clock, sweep plots.
+
+A GPU runs its work asynchronously: a call returns once the kernel is queued, not once it has
+run. A clock read around GPU work must therefore wait for the queue first. `synchronize(device)`
+does that for CUDA (`torch.cuda.synchronize`) and Apple's MPS (`torch.mps.synchronize`) and is a
+no-op on a CPU; `synchronized_timer()` is `timeit.default_timer()` read after it.
+
+Why not rely on `torch.utils.benchmark.timer`? What it synchronizes depends on the release.
+Up to torch 2.8 it synchronizes CUDA (2.7 and 2.8 also Intel's XPU), chosen once when
+`torch.utils.benchmark` is imported, never MPS; from torch 2.9 it synchronizes
+`torch.accelerator`, whichever accelerator is present, MPS included (checked in the wheels'
+`torch/utils/benchmark/utils/timer.py`). The course allows torch >= 2.2, so it times with its own
+clock, and hands that clock to `benchmark.Timer(..., timer=synchronized_timer)`.
 
 Importing `torch.utils.benchmark` imports `torch.utils.cpp_extension`, which on a CUDA build of
 PyTorch without a CUDA runtime (a CPU-only CI machine) logs "No CUDA runtime is found" on stderr.
@@ -9,9 +21,11 @@ importing this module first imports benchmark with that one logger silenced.
 from __future__ import annotations
 
 import logging
+import timeit
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
+import torch
 
 
 def _import_benchmark():
@@ -26,6 +40,45 @@ def _import_benchmark():
 
 
 benchmark = _import_benchmark()
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
+def accelerator(device: torch.device | str | None = None) -> str | None:
+    """"cuda" or "mps" when `device` (default: the best one present, CUDA first) is that GPU; else None."""
+    if device is not None:
+        kind = torch.device(device).type
+        return kind if kind in ("cuda", "mps") else None
+    if torch.cuda.is_available():
+        return "cuda"
+    if _mps_available():
+        return "mps"
+    return None
+
+
+def synchronize(device: torch.device | str | None = None) -> None:
+    """Wait until `device` (default: the accelerator present, if any) has finished its queued work.
+
+    CUDA: `torch.cuda.synchronize(device)`; MPS: `torch.mps.synchronize()`; a CPU: nothing, since
+    CPU operations have finished when they return.
+    """
+    kind = accelerator(device)
+    if kind == "cuda":
+        torch.cuda.synchronize(None if device is None else torch.device(device))
+    elif kind == "mps":
+        torch.mps.synchronize()
+
+
+def synchronized_timer(device: torch.device | str | None = None) -> float:
+    """Seconds on `timeit.default_timer`, read after `synchronize(device)`: GPU work queued before counts.
+
+    Take two readings around the work: `start = synchronized_timer(); work(); synchronized_timer() - start`.
+    """
+    synchronize(device)
+    return timeit.default_timer()
 
 
 def matmul_flops(n: int) -> int:

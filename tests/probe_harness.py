@@ -1,31 +1,99 @@
-"""Drive a probe module without a kernel, as the probe tests of every assignment do."""
+"""Drive an assignment's probe without a kernel, as tests/test_grading_folders.py does for every one.
+
+Everything here is built per assignment, lazily and once (functools.cache), so that
+`pytest -k nn_modules` pays only for 04.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
 
 import numpy as np
 import pytest
 
-from autograder.probes import judge, run_in_namespace
+from autograder import grading_folder, scan
+from autograder.course import REPO_ROOT
+from autograder.layout import Course
+from autograder.notebooks import read_notebook
+from autograder.probes import Probe, judge, probe_for, run_in_namespace
+from autograder.verify import exercises_by_cell, student_code
+
+COURSE = Course(REPO_ROOT)
 
 
-def probe_failures(probe: ModuleType, names: dict, seed: int, folder: Path, patches: dict | None = None,
-                   expected: Callable[[int], dict] | None = None) -> dict[str, str]:
+@dataclass(frozen=True)
+class Assignment:
+    """What the tests of one assignment need: its probe, the cells the trusted run executes."""
+
+    name: str
+    probe: Probe
+    cells: tuple[tuple[str, str], ...]  # (kind, source) as autograder.verify.student_code gives them
+    solutions: dict  # solution grade_id -> the exercises it defines
+
+
+@functools.cache
+def assignment(name: str) -> Assignment:
+    source = read_notebook(COURSE.source_notebook(name))
+    cells, _ = student_code(source, source)
+    solutions, _ = exercises_by_cell(source)
+    probe = probe_for(name, COURSE.root)
+    assert probe is not None, f"grading/{name}/probe.py is missing"
+    return Assignment(name, probe, tuple(cells), solutions)
+
+
+def namespace(name: str, replace: dict[str, str] | None = None, *more: str) -> dict:
+    """The names a grading kernel holds: setup, given and solution cells (a mutant's in place of its
+    cell: replace = {grade_id: code}), then `more` cells run over them."""
+    names: dict = {}
+    for kind, text in assignment(name).cells:
+        if kind.startswith("solution:") and replace and kind[9:] in replace:
+            text = replace[kind[9:]]
+        exec(compile(scan._python_only(text), f"<{kind}>", "exec"), names)
+    for text in more:
+        exec(compile(text, "<more>", "exec"), names)
+    return names
+
+
+@functools.cache
+def expected(name: str, seed: int) -> dict:
+    """The reference's answers on the inputs of `seed`, computed once per test session."""
+    probe = assignment(name).probe
+    return probe.expected(probe.make_inputs(np.random.default_rng(seed)))
+
+
+def failures(name: str, names: dict, seed: int, folder: Path, patches: dict | None = None) -> dict[str, str]:
     """exercise -> message for every exercise that fails on the inputs of `seed`.
 
     patches: (object, attribute) -> value, in force while the student's side runs only (judging
-    happens in another process when grading). expected: seed -> the reference's answers, to reuse
-    them across tests (default: computed each time).
+    happens in another process when grading).
     """
+    probe = assignment(name).probe
     inputs = probe.make_inputs(np.random.default_rng(seed))
     with pytest.MonkeyPatch.context() as mp:
         for (target, attribute), value in (patches or {}).items():
             mp.setattr(target, attribute, value)
         outputs = run_in_namespace(probe, names, inputs, folder)
-    if expected is not None:
-        probe = SimpleNamespace(**vars(probe))
-        probe.expected = lambda _inputs: expected(seed)
-    return {name: v.message for name, v in judge(probe, inputs, outputs).items() if not v.ok}
+    verdicts = judge(probe, inputs, outputs, expected(name, seed))
+    return {exercise: v.message for exercise, v in verdicts.items() if not v.ok}
+
+
+def exercises_of_mutant(name: str, replaces: str) -> set[str]:
+    return set(assignment(name).solutions.get(replaces, ()))
+
+
+def may_fail_with(name: str, replaces: str) -> set[str]:
+    """The exercises of solution cell `replaces`, and those whose solutions call them, directly or not
+    (01's train_numpy_mlp calls the student's mlp_backward): what a mistake there may fail."""
+    uses = {kind[9:]: scan.used_names(text) for kind, text in assignment(name).cells if kind.startswith("solution:")}
+    reached = exercises_of_mutant(name, replaces)
+    while True:
+        more = {e for gid, used in uses.items() if used & reached for e in assignment(name).solutions.get(gid, ())}
+        if more <= reached:
+            return reached
+        reached |= more
+
+
+def samples(name: str, kind: str) -> list:
+    return grading_folder.samples(COURSE.root, name, kind)

@@ -8,15 +8,19 @@ import shutil
 import nbformat
 import pytest
 
+from autograder import grading_folder
 from autograder.__main__ import main
-from autograder.check import MIN_MUTANTS, REPORT_KEYS, plan_assignment
-from autograder.notebooks import grade_id
+from autograder.check import MIN_MUTANTS, REPORT_KEYS, grading_problems, plan_assignment
+from autograder.notebooks import grade_id, read_notebook
 from autograder.release import release
 from autograder.template import build_template
 
-pytestmark = pytest.mark.slow
+
+def mutants_dir(course):
+    return grading_folder.folder(course.root, "00_fixture") / "mutants"
 
 
+@pytest.mark.slow
 def test_a_sound_assignment_passes_every_gate(fixture_course, capsys):
     release(fixture_course)
     assert main(["check", "--root", str(fixture_course.root), "--jobs", "2"]) == 0
@@ -36,9 +40,10 @@ def test_a_sound_assignment_passes_every_gate(fixture_course, capsys):
     assert report["solution_score"] == report["max_score"]
 
 
+@pytest.mark.slow
 def test_each_gate_fails_loudly_naming_assignment_gate_and_culprit(fixture_course, capsys):
     release(fixture_course)
-    mutants = fixture_course.mutants_dir / "00_fixture"
+    mutants = mutants_dir(fixture_course)
     # A real mistake the test it names does not see: test_scale only uses a positive factor.
     (mutants / "claims_too_much.py").write_text(
         '"""scale drops the sign of the factor."""\n# replaces: scale\n# caught by: test_scale\n'
@@ -68,18 +73,20 @@ def test_each_gate_fails_loudly_naming_assignment_gate_and_culprit(fixture_cours
     assert report[0]["mutants_caught"] == 4 and report[0]["mutants_total"] == 6
 
 
+@pytest.mark.slow
 def test_too_few_mutants_and_a_missing_release_are_gate_failures(fixture_course, tmp_path):
-    for path in sorted((fixture_course.mutants_dir / "00_fixture").glob("*.py"))[:2]:
+    for path in sorted(mutants_dir(fixture_course).glob("*.py"))[:2]:
         path.unlink()
     template = build_template(fixture_course.source_dir, ["00_fixture"], tmp_path / "template")
     plan = plan_assignment(fixture_course, template, "00_fixture", tmp_path / "mutants", None)
     assert [job.label for job in plan.jobs][0] == "solution"
     assert len(plan.mutants) == 2
-    assert any(f"2 mutant(s) in tests/mutants/00_fixture/, at least {MIN_MUTANTS} needed" in p
+    assert any(f"2 mutant(s) in grading/00_fixture/mutants/, at least {MIN_MUTANTS} needed" in p
                for p in plan.problems)
     assert any("release/00_fixture/00_fixture.ipynb is missing" in p for p in plan.problems)
 
 
+@pytest.mark.slow
 def test_a_solution_that_fails_its_own_tests_fails_the_solution_gate(fixture_course, capsys):
     path = fixture_course.source_notebook("00_fixture")
     nb = nbformat.read(path, as_version=4)
@@ -87,9 +94,92 @@ def test_a_solution_that_fails_its_own_tests_fails_the_solution_gate(fixture_cou
     cell.source = cell.source.replace("** 2", "** 3")
     nbformat.write(nb, path)
     release(fixture_course)
-    shutil.rmtree(fixture_course.mutants_dir)  # only the solution and release gates matter here
+    shutil.rmtree(mutants_dir(fixture_course))  # only the solution and release gates matter here
     assert main(["check", "--root", str(fixture_course.root), "--quiet"]) == 1
     out = capsys.readouterr().out
     assert ("gate 'solution': the source notebook scored 3/6; lost points on test_mean_square 0/1 "
             "(CheckFailed: mean_square([1, 3]) does not match") in out  # the check's own message
     assert "test_mean_square_hidden 0/2" in out
+
+
+# -- the grading folder's gates, on a temporary copy of the fixture course (no grading run) -------------
+
+def gates(course) -> list[str]:
+    source_nb = read_notebook(course.source_notebook("00_fixture"))
+    return grading_problems(course, "00_fixture", source_nb)
+
+
+def test_the_fixture_grading_folder_passes_its_gates(fixture_course):
+    assert gates(fixture_course) == []
+
+
+def test_an_assignment_without_a_grading_folder_fails(fixture_course):
+    shutil.rmtree(grading_folder.folder(fixture_course.root, "00_fixture"))
+    (problem,) = gates(fixture_course)
+    assert problem.startswith("gate 'grading folder': grading/00_fixture/ is missing")
+
+
+def edit_probe(course, old: str, new: str) -> None:
+    path = grading_folder.probe_path(course.root, "00_fixture")
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_an_exercise_without_a_probe_fails(fixture_course):
+    edit_probe(fixture_course, '"scale": Exercise(', '"unused": None, "scale": Exercise(')
+    assert "does not load" in gates(fixture_course)[0]  # a probe that breaks the contract
+    edit_probe(fixture_course, '"unused": None, ', "")
+    path = fixture_course.source_notebook("00_fixture")
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if grade_id(c) == "scale")
+    cell.source += "\n\n\ndef shift(x, offset):\n    return x + offset\n"
+    nbformat.write(nb, path)
+    assert gates(fixture_course) == ["gate 'probe': exercise shift has no probe in grading/00_fixture/probe.py"]
+
+
+def test_a_probe_whose_exercise_is_gone_fails(fixture_course):
+    edit_probe(fixture_course, '        "mean_square": Exercise(', '        "cube": Exercise(run_scale, expected=dict),\n'
+                                                                   '        "mean_square": Exercise(')
+    assert gates(fixture_course) == ["gate 'probe': grading/00_fixture/probe.py probes cube, which the notebook "
+                                     "no longer defines"]
+
+
+def test_a_missing_probe_fails(fixture_course):
+    grading_folder.probe_path(fixture_course.root, "00_fixture").unlink()
+    (problem,) = gates(fixture_course)
+    assert "grading/00_fixture/probe.py is missing; exercises mean_square, scale have no probe" in problem
+
+
+def test_a_mutant_that_names_no_exercise_fails(fixture_course):
+    """A solution cell that only runs code (no def, class or name) holds no exercise to probe; a mutant
+    naming no solution cell at all fails the gate 'mutants' (test_autograder_mutants.py)."""
+    path = fixture_course.source_notebook("00_fixture")
+    nb = nbformat.read(path, as_version=4)
+    copy_cell(nb, "scale", "demo", "print(3)\n")
+    nbformat.write(nb, path)
+    (mutants_dir(fixture_course) / "wrong_demo.py").write_text(
+        '"""The demo prints 4."""\n# replaces: demo\n# caught by: test_scale\nprint(4)\n')
+    assert gates(fixture_course) == ["gate 'mutant exercise': grading/00_fixture/mutants/wrong_demo.py "
+                                     "replaces demo, a solution cell that defines no exercise"]
+
+
+def copy_cell(nb, like: str, new_id: str, source: str):
+    """A solution cell like `like` with another grade_id and source, inserted before it."""
+    import copy
+
+    index = next(i for i, c in enumerate(nb.cells) if grade_id(c) == like)
+    cell = copy.deepcopy(nb.cells[index])
+    cell.metadata["nbgrader"]["grade_id"] = cell.id = new_id
+    cell.source = source
+    nb.cells.insert(index, cell)
+    return cell
+
+
+def test_a_variant_that_names_no_exercise_fails(fixture_course):
+    folder = grading_folder.folder(fixture_course.root, "00_fixture") / "variants"
+    (folder / "shift.py").write_text('"""shift by addition."""\n# exercise: shift\ndef shift(x, o):\n    return x + o\n')
+    (folder / "headless.py").write_text('"""no header."""\ndef scale(x, f):\n    return x * f\n')
+    problems = gates(fixture_course)
+    assert any("variants/shift.py names exercise shift, which the probe does not know" in p for p in problems)
+    assert any("headless.py: missing the line '# exercise: <exercise name>'" in p for p in problems)

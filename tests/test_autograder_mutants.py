@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from autograder import grading_folder
 from autograder.mutants import MutantError, apply_mutant, check_mutant, load_mutants, parse_mutant
 from autograder.notebooks import grade_id, read_notebook
 
@@ -80,7 +81,7 @@ def test_apply_replaces_the_cell_and_cuts_after_the_last_named_test(tmp_path, so
 
 
 def test_the_fixture_mutants_are_valid(fixture_course, source_nb):
-    mutants = load_mutants(fixture_course.mutants_dir / "00_fixture")
+    mutants = load_mutants(grading_folder.folder(fixture_course.root, "00_fixture") / "mutants")
     assert len(mutants) >= 4
     for mutant in mutants:
         check_mutant(mutant, source_nb)

@@ -64,6 +64,13 @@ def test_data_parallel_matches_one_process_and_leaves_the_callers_model_alone():
         assert torch.equal(value, before[key]), "launch() must give each rank its own copy of the arguments"
     assert ranks[0]["rows"].tolist() == list(range(8)) and ranks[1]["rows"].tolist() == list(range(8, 16))
 
+    # DDP's constructor made rank 1's freshly initialised copy equal to rank 0's, that is to the caller's model.
+    for key, value in model.state_dict().items():
+        assert torch.equal(ranks[0]["state_dict_before_ddp"][key], value)
+        assert not torch.equal(ranks[1]["state_dict_before_ddp"][key], value), "rank 1 should start from its own initialisation"
+        for r in ranks:
+            assert torch.equal(r["state_dict_at_ddp_start"][key], value), "DDP broadcasts rank 0's weights"
+
     reference = copy.deepcopy(model)
     F.mse_loss(reference(x), y).backward()
     for got, expected in zip(ranks[0]["averaged_grads"], [p.grad for p in reference.parameters()]):

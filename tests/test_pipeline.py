@@ -1,8 +1,8 @@
-"""DESIGN.md's quality gates over the real course: source/, release/, tests/mutants/, notebooks/.
+"""docs/design.md's quality gates over the real course: source/, release/, grading/, notebooks/.
 
-`check` runs once for the session (parallel jobs, warm kernels); each assignment's gates are
-then separate tests, so a failure names the assignment and the gate. Skipped where source/
-holds no assignment yet.
+`check` runs once per assignment, when a test of that assignment first asks for it (parallel
+jobs, warm kernels), so `pytest -k nn_modules` checks 04 alone; each gate is a separate test, so
+a failure names the assignment and the gate. Skipped where source/ holds no assignment yet.
 """
 
 from __future__ import annotations
@@ -26,9 +26,14 @@ PER_ASSIGNMENT = ASSIGNMENTS or [pytest.param("none", marks=pytest.mark.skip(
 
 @pytest.fixture(scope="session")
 def reports():
-    """`python -m autograder check` over every assignment, once."""
-    # 3 jobs on 2 cores: warm kernels leave the cores partly idle between runs (see the Makefile).
-    return {report.assignment: report for report in check(COURSE, n_jobs=3)}
+    """assignment -> its `python -m autograder check` report, each made once, when first asked for."""
+    class Reports(dict):
+        def __missing__(self, assignment):
+            # 3 jobs on 2 cores: warm kernels leave the cores partly idle between runs (see the Makefile).
+            (self[assignment],) = check(COURSE, [assignment], n_jobs=3)
+            return self[assignment]
+
+    return Reports()
 
 
 def failures(report, gate: str) -> str:

@@ -1,8 +1,11 @@
-"""The README links every notebook to Colab at the address configured in pyproject.toml."""
+"""README.md: Colab links from [tool.course], the two-command quick start, the sections others extend."""
 
+import re
 from pathlib import Path
 
-from autograder.course import colab_url
+from autograder.course import colab_url, course_settings
+from autograder.layout import Course
+from autograder.readme import student_readme
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -13,7 +16,9 @@ def test_readme_has_an_open_in_colab_link_for_every_notebook():
     assert notebooks
     missing = [p.relative_to(ROOT).as_posix() for p in notebooks
                if colab_url(p.relative_to(ROOT).as_posix()) not in readme]
-    assert not missing, f"README.md lacks Colab links (from [tool.course]) for: {missing}"
+    assert not missing, (f"README.md lacks Colab links (from [tool.course]) for: {missing}; "
+                         "run `python -m autograder configure`")
+    assert f"pip install {course_settings().wheel_url}" in readme
 
 
 def test_readme_quick_start_is_the_two_commands():
@@ -21,3 +26,25 @@ def test_readme_quick_start_is_the_two_commands():
     quick = readme.split("## Quick start", 1)[1].split("```", 2)[1]
     commands = [line.split("#")[0].strip() for line in quick.splitlines()[1:] if line.strip()]
     assert commands == ["make course", "make test"]
+
+
+def test_readme_has_the_student_and_instructor_sections():
+    readme = (ROOT / "README.md").read_text()
+    headings = re.findall(r"(?m)^#{2,3} .*$", readme)
+    for heading in ("## For students", "## For instructors", "### Adopt the course",
+                    "### Publish to students"):
+        assert heading in headings, heading
+    instructors = headings.index("## For instructors")
+    assert headings.index("### Adopt the course") > instructors
+    assert headings.index("### Publish to students") > instructors
+
+
+def test_the_student_readme_is_self_contained():
+    """Every relative link of what students get points at a file the student repository has."""
+    text = student_readme((ROOT / "README.md").read_text())
+    course = Course(ROOT)
+    published = ({f"release/{a}/{a}.ipynb" for a in course.assignments()}
+                 | {f"notebooks/{p.name}" for p in (ROOT / "notebooks").glob("*.ipynb")} | {"LICENSE"})
+    links = re.findall(r"\]\((?!https?://|#)([^)]+)\)", text)
+    assert links and [link for link in links if link not in published] == []
+    assert "## For instructors" not in text and "## Quick start" not in text

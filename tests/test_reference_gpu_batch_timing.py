@@ -123,16 +123,18 @@ def test_time_train_step_matches_one_sgd_step_per_call():
     torch.testing.assert_close(model.linear.weight, oracle.linear.weight)
 
 
-def test_time_train_step_clock_synchronizes_an_accelerator():
-    """Where an accelerator is present, every clock reading first waits for its queue."""
-    if hasattr(torch, "accelerator"):
-        patches = [mock.patch("torch.accelerator.is_available", return_value=True),
-                   mock.patch("torch.accelerator.synchronize")]
-    else:  # torch < 2.6: benchmark.timer synchronizes CUDA directly
-        patches = [mock.patch("torch.cuda.is_available", return_value=True), mock.patch("torch.cuda.synchronize")]
-    with patches[0], patches[1] as synchronize:
+def test_time_train_step_reads_a_clock_that_synchronizes_the_device_it_times():
+    """Every reading goes through helpers.timing.synchronized_timer(device), which waits for that
+    device's queue on CUDA and MPS whatever the torch release (tests/test_timing.py)."""
+    devices = []
+
+    def clock(device=None):
+        devices.append(device)
+        return timing.synchronized_timer(device)
+
+    with mock.patch.object(reference, "synchronized_timer", clock):
         reference.time_train_step(Probe(), 2, torch.device("cpu"), warmup=1, repeats=4)
-    assert synchronize.call_count == 2 * 4  # before and after each timed step
+    assert devices == [torch.device("cpu")] * (2 * 4)  # before and after each timed step
 
 
 @pytest.mark.gpu

@@ -1,4 +1,4 @@
-"""How much of each solution a student can read in the release notebook (DESIGN.md: < 10 %).
+"""How much of each solution a student can read in the release notebook (docs/design.md: < 10 %).
 
 The `no leaks` gate of `check` finds whole solution lines copied into the release. This test
 measures the softer leak: a solution line that appears *anywhere* in the release, inside a
@@ -33,7 +33,7 @@ from autograder.notebooks import HIDDEN_DELIMITERS, SOLUTION_DELIMITERS, _region
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "source").iterdir() if p.is_dir())
-LIMIT = 0.10  # DESIGN.md, Quality gates: fewer than 10 % of the solution lines
+LIMIT = 0.10  # docs/design.md, Quality gates: fewer than 10 % of the solution lines
 MIN_CHARS = 12  # `return x`, `pass`, `losses = []`, `x = x.to(d)` say nothing alone
 
 _INLINE_COMMENT = re.compile(r"\s{2,}#.*$")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from autograder import scan, verify
 from autograder.layout import Course
 from autograder.notebooks import grade_id, is_solution, read_notebook
-from autograder.probes import compare_arrays, probe_modules
+from autograder.probes import Exercise, Probe, ProbeError, compare_arrays, kernel_cells, probe_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,14 +66,32 @@ def test_the_trusted_run_takes_locked_cells_from_the_source_and_answers_from_the
     assert not any("check_" in text for kind, text in cells if kind != "setup")  # no test cell
 
 
-def test_every_exercise_of_every_assignment_has_a_probe():
+@pytest.mark.parametrize("assignment", Course(ROOT).assignments())
+def test_every_exercise_of_every_assignment_has_a_probe(assignment):
     course = Course(ROOT)
-    modules = probe_modules()
-    assert set(course.assignments()) <= set(modules)
-    for assignment in course.assignments():
-        source = read_notebook(course.source_notebook(assignment))
-        names = {n for c in source.cells if is_solution(c) for n in scan.defined_names(c.source)}
-        names = {n for n in names if not n.startswith("_") and n not in ("np", "torch", "nn", "F")}
-        inputs = modules[assignment].make_inputs(np.random.default_rng(0))
-        covered = set(modules[assignment].expected(inputs))
-        assert names <= covered, (assignment, names - covered)
+    probe = probe_for(assignment, course.root)
+    assert probe is not None, f"grading/{assignment}/probe.py is missing"
+    source = read_notebook(course.source_notebook(assignment))
+    names = {n for c in source.cells if is_solution(c) for n in scan.defined_names(c.source)}
+    names = {n for n in names if not n.startswith("_")}
+    assert names <= set(probe.exercises), (assignment, names - set(probe.exercises))
+
+
+def test_the_kernel_gets_the_probe_as_text_not_from_the_hidden_grading_folder(tmp_path):
+    """grading/ is hidden from kernels: the probe's source travels in the cell; the kernel reads no file of it."""
+    probe = probe_for("01_numpy_mlp", ROOT)
+    cells = kernel_cells(probe, tmp_path / "in.npz", tmp_path / "out.npz")
+    assert json.dumps(probe.source) in cells[0] and "grading/" not in cells[0].replace(probe.source, "")
+    assert cells[1:] == [f"__autograder_run({json.dumps(name)})" for name in probe.exercises]
+
+
+def test_a_probe_that_breaks_the_contract_is_refused_when_it_loads():
+    def run(answers, inputs, record):
+        record("x", 1)
+
+    with pytest.raises(ProbeError, match="exercises\\['relu'\\] must be an Exercise"):
+        Probe("01_numpy_mlp", make_inputs=dict, exercises={"relu": run}, reference="numpy")
+    with pytest.raises(ProbeError, match="no expected\\(\\) and the probe names no reference"):
+        Probe("01_numpy_mlp", make_inputs=dict, exercises={"relu": Exercise(run)})
+    with pytest.raises(ProbeError, match="Exercise.judge must be a function"):
+        Exercise(run, judge="compare")

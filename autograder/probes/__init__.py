@@ -6,152 +6,192 @@ So the points are also earned a second way that the kernel cannot fake (autograd
 
 1. The trusted grading process draws fresh inputs (`make_inputs`, from a seed the student
    cannot know) and writes them as plain arrays.
-2. A separate kernel runs the student's code (no test cell), then each exercise's snippet
-   (`KERNEL_CODE`) on those inputs; `record(key, value)` keeps what came back as plain arrays
-   (numbers, booleans, strings: never pickles, never live objects).
-3. The trusted process computes the same with `helpers.reference` (`expected`) and compares.
+2. A separate kernel runs the student's code (no test cell), then each exercise's `run` on those
+   inputs; `record(key, value)` keeps what came back as plain arrays (numbers, booleans,
+   strings: never pickles, never live objects). The probe module's source is sent into the
+   kernel (autograder/probes/kernel.py); the grading folder itself is hidden from kernels.
+3. The trusted process computes the expected records (`expected`, or the same `run` on the
+   reference module in `helpers.reference`) and compares (`judge`).
 
 A hostile kernel can only write numbers into the outputs file; to write the right ones it has to
 compute them, which is the exercise. A test cell keeps its nbgrader points only when the exercise
 it belongs to passes here (autograder/engine.py).
 
-One module per assignment in this package, each defining:
+The contract, declared once per assignment in `grading/<assignment>/probe.py` as `PROBE`
+(autograder/grading_folder.py gives the folder's whole layout):
 
-    ASSIGNMENT = "01_numpy_mlp"
-    NUMPY_ONLY = True           # PyTorch calls made while an exercise runs fail it (01 only)
-    FORBIDDEN = ("torch",)      # names the student's code may not mention (autograder/scan.py)
-    def make_inputs(rng) -> dict[str, np.ndarray]          # secret inputs, keyed "exercise.name"
-    KERNEL_PRELUDE = "..."      # optional: code run before every snippet (helper models...)
-    KERNEL_CODE = {"relu": "record('out', relu(inputs['relu.h'].copy()))", ...}
-    def expected(inputs) -> dict[str, dict[str, np.ndarray]]  # exercise -> key -> value
-    TOLERANCE = {"relu": {"rtol": 0, "atol": 0}}            # optional, default rtol 1e-5, atol 1e-7
-    CUSTOM = {"time_train_step": judge}    # optional: judge(got, want) -> message or None
+    PROBE = Probe(
+        assignment="01_numpy_mlp",
+        reference="helpers.reference.numpy_mlp",  # the module `run` is judged against
+        make_inputs=make_inputs,                  # rng -> {"name": np.ndarray}: the secret inputs
+        exercises={"relu": Exercise(run=run_relu), ...},
+        numpy_only=True,                          # PyTorch calls made while an exercise runs fail it
+        forbidden=("torch", "helpers"),           # names the student's code may not mention (scan.py)
+    )
 
-A snippet runs in a copy of the student's namespace plus `inputs` (dict of arrays, loaded
-without pickle), `record` and `np`. It must not change the student's namespace.
+    def run_relu(answers, inputs, record):  # the same function in the kernel and here
+        record("out", answers.relu(inputs["relu.h"].copy()))
+
+`answers` is the student's namespace in the kernel (`answers.relu`), the reference module here.
+An Exercise may give `expected(inputs) -> {key: value}` where the reference is not a function
+to call the same way (values, properties), a `tolerance`, and a `judge(got, want) -> message or
+None` where plain comparison is not the question. A probe module imports `helpers.reference`
+only inside functions that run on the trusted side (kernels cannot read it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import importlib.util
 import json
-import pkgutil
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
+from typing import Any
 
 import numpy as np
 
-DEFAULT_TOLERANCE = {"rtol": 1e-5, "atol": 1e-7}
-ERROR, TORCH = "__error__", "__torch__"
+from autograder.probes.kernel import ERROR, TORCH, collect
+
+Run = Callable[[Any, Mapping[str, np.ndarray], Callable[[str, Any], None]], None]
+Judge = Callable[[dict, dict], "str | None"]
 
 
-def probe_modules() -> dict[str, ModuleType]:
-    """assignment -> its probe module, for every module in this package."""
-    found = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        if hasattr(module, "ASSIGNMENT"):
-            found[module.ASSIGNMENT] = module
-    return found
+class ProbeError(ValueError):
+    """A probe that does not follow the contract; the message names the assignment and the field."""
 
 
-def probe_for(assignment: str) -> ModuleType | None:
-    """The probe module of `assignment`, or None when it has none."""
-    return probe_modules().get(assignment)
+@dataclass(frozen=True)
+class Tolerance:
+    """How close a recorded number must be to the expected one (np.allclose's rtol and atol)."""
+
+    rtol: float = 1e-5
+    atol: float = 1e-7
 
 
-# -- the kernel side: plain Python text, run in the student's kernel -------------------------------
-
-HARNESS = r'''
-def __autograder_verifier(in_path, out_path, numpy_only, prelude):
-    """Runs one exercise's snippet at a time and saves every record as plain arrays."""
-    import contextlib
-    import sys
-
-    import numpy as np
-    namespace, inputs, saved = dict(globals()), dict(np.load(in_path, allow_pickle=False)), {}
-
-    def plain(value):
-        torch = sys.modules.get("torch")
-        if torch is not None and isinstance(value, torch.Tensor):
-            value = value.detach().cpu().numpy().copy()  # not a view the student's code can change
-        elif torch is not None and isinstance(value, torch.device):
-            value = str(value)
-        if isinstance(value, (list, tuple)):
-            value = [plain(v) for v in value]
-        if not isinstance(value, (np.ndarray, np.generic, bool, int, float, str, list)):
-            raise TypeError(f"got a {type(value).__name__}, not numbers, booleans or strings")
-        array = np.array(value)  # a copy
-        if array.dtype == object:
-            raise TypeError("got a mix of values that is not one array of numbers or strings")
-        return array
-
-    class TorchSpy:
-        def __enter__(self):
-            self.calls = []
-            if "torch" in sys.modules:
-                from torch.overrides import TorchFunctionMode
-                calls = self.calls
-
-                class Mode(TorchFunctionMode):
-                    def __torch_function__(self, func, types, args=(), kwargs=None):
-                        calls.append(getattr(func, "__name__", str(func)))
-                        return func(*args, **(kwargs or {}))
-
-                self.mode = Mode()
-                self.mode.__enter__()
-            return self
-
-        def __exit__(self, *exc):
-            if hasattr(self, "mode"):
-                self.mode.__exit__(*exc)
-            return False
-
-    def run(exercise, code):
-        records = {}
-
-        def record(key, value):
-            records[f"{exercise}/{key}"] = plain(value)
-
-        local = dict(namespace, inputs=inputs, record=record, np=np)
-        spy = TorchSpy()
-        try:
-            with spy if numpy_only else contextlib.nullcontext():
-                exec(compile(prelude + "\n" + code, f"<grader check: {exercise}>", "exec"), local)
-        except BaseException as error:  # a timeout's KeyboardInterrupt, SystemExit too
-            text = (f"{type(error).__name__}: {error}" if str(error).strip() else type(error).__name__)
-            text = text.strip().splitlines()[0][:300]
-            records[f"{exercise}/__error__"] = np.asarray(text)
-        if numpy_only and spy.calls:
-            records[f"{exercise}/__torch__"] = np.asarray(sorted(set(spy.calls))[:8])
-        saved.update(records)
-        np.savez(out_path, **saved)
-
-    return run
-'''
+DEFAULT_TOLERANCE = Tolerance()
+EXACT = Tolerance(0.0, 0.0)
 
 
-def kernel_cells(module: ModuleType, in_path: Path, out_path: Path) -> list[str]:
-    """The code cells that run `module`'s snippets in a kernel, one cell per exercise."""
-    setup = (HARNESS + f"\n__autograder_run = __autograder_verifier({json.dumps(str(in_path))}, "
-             f"{json.dumps(str(out_path))}, {bool(getattr(module, 'NUMPY_ONLY', False))}, "
-             f"{json.dumps(getattr(module, 'KERNEL_PRELUDE', ''))})\n"
-             "del __autograder_verifier\n")
-    cells = [setup]
-    for exercise, code in module.KERNEL_CODE.items():
-        cells.append(f"__autograder_run({json.dumps(exercise)}, {json.dumps(code)})")
-    return cells
+@dataclass(frozen=True)
+class Exercise:
+    """How one exercise is probed: `run` in the kernel; `expected`, `tolerance`, `judge` here."""
+
+    run: Run
+    expected: Callable[[dict], Mapping[str, Any]] | None = None  # None: `run` on the reference
+    tolerance: Tolerance = DEFAULT_TOLERANCE
+    judge: Judge | None = None  # None: every expected key compared within `tolerance`
+
+    def __post_init__(self):
+        for name in ("run", "expected", "judge"):
+            value = getattr(self, name)
+            if name == "run" and not callable(value) or value is not None and not callable(value):
+                raise ProbeError(f"Exercise.{name} must be a function, got {type(value).__name__}")
+        if not isinstance(self.tolerance, Tolerance):
+            raise ProbeError(f"Exercise.tolerance must be a Tolerance, got {type(self.tolerance).__name__}")
 
 
-def run_in_namespace(module: ModuleType, namespace: dict, inputs: Mapping[str, np.ndarray],
+@dataclass(frozen=True)
+class Probe:
+    """Everything the trusted run knows about one assignment's exercises."""
+
+    assignment: str
+    make_inputs: Callable[[np.random.Generator], dict[str, np.ndarray]]
+    exercises: Mapping[str, Exercise]
+    reference: str | None = None  # module whose names `run` calls on the trusted side
+    numpy_only: bool = False
+    forbidden: tuple[str, ...] = ()
+    source: str = field(default="", repr=False, compare=False)  # the module's text, for the kernel
+    course_root: Path | None = field(default=None, repr=False, compare=False)  # where it was loaded
+
+    def __post_init__(self):
+        where = f"the probe of {self.assignment!r}"
+        if not isinstance(self.assignment, str) or not self.assignment:
+            raise ProbeError(f"{where}: assignment must be the assignment's folder name")
+        if not callable(self.make_inputs):
+            raise ProbeError(f"{where}: make_inputs must be a function rng -> dict of arrays")
+        if not isinstance(self.exercises, Mapping) or not self.exercises:
+            raise ProbeError(f"{where}: exercises must map each exercise's name to an Exercise")
+        for name, exercise in self.exercises.items():
+            if not isinstance(name, str) or not name.isidentifier():
+                raise ProbeError(f"{where}: {name!r} is not an exercise name")
+            if not isinstance(exercise, Exercise):
+                raise ProbeError(f"{where}: exercises[{name!r}] must be an Exercise, got "
+                                 f"{type(exercise).__name__}")
+            if exercise.expected is None and not self.reference:
+                raise ProbeError(f"{where}: exercise {name!r} has no expected() and the probe names "
+                                 "no reference module to run it on")
+        if not all(isinstance(word, str) for word in self.forbidden):
+            raise ProbeError(f"{where}: forbidden must be a tuple of names")
+        object.__setattr__(self, "exercises", dict(self.exercises))
+        object.__setattr__(self, "forbidden", tuple(self.forbidden))
+
+    def with_source(self, source: str, course_root: Path | None = None) -> Probe:
+        return dataclasses.replace(self, source=source, course_root=course_root)
+
+    def expected(self, inputs: Mapping[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
+        """exercise -> key -> the expected plain array, on the trusted side."""
+        reference = _reference_module(self.reference, self.course_root) if self.reference else None
+        want = {}
+        for name, exercise in self.exercises.items():
+            if exercise.expected is None:
+                want[name] = collect(exercise.run, reference, inputs)
+            else:
+                want[name] = {key: _plain(value) for key, value in exercise.expected(dict(inputs)).items()}
+        return want
+
+
+def _reference_module(name: str, course_root: Path | None):
+    """The installed module `name`, else the file it names in the course at `course_root` (a course
+    outside this checkout, e.g. one `python -m autograder new` scaffolded, keeps its own references)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        path = Path(course_root or ".", *name.split(".")).with_suffix(".py")
+        if course_root is None or not path.is_file():
+            raise
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _plain(value: Any) -> np.ndarray:
+    from autograder.probes.kernel import plain
+
+    return plain(value) if not isinstance(value, np.ndarray) else value
+
+
+def probe_for(assignment: str, root: Path | None = None) -> Probe | None:
+    """The probe of `assignment` in the course at `root` (default: this course), or None."""
+    from autograder.grading_folder import load_probe, probe_path
+    from autograder.layout import default_root
+
+    path = probe_path(Path(root) if root else default_root(), assignment)
+    return load_probe(path) if path.is_file() else None
+
+
+# -- the kernel cells --------------------------------------------------------------------------------
+
+def kernel_cells(probe: Probe, in_path: Path, out_path: Path) -> list[str]:
+    """The code cells that run `probe` in a kernel: one to load it, then one per exercise."""
+    setup = ("from autograder.probes.kernel import start as __autograder_start\n"
+             f"__autograder_run = __autograder_start({json.dumps(probe.source)}, "
+             f"{json.dumps('grading_probe_' + probe.assignment)}, {json.dumps(str(in_path))}, "
+             f"{json.dumps(str(out_path))}, {probe.numpy_only}, globals())\n"
+             "del __autograder_start\n")
+    return [setup] + [f"__autograder_run({json.dumps(name)})" for name in probe.exercises]
+
+
+def run_in_namespace(probe: Probe, namespace: dict, inputs: Mapping[str, np.ndarray],
                      folder: Path) -> dict[str, np.ndarray]:
     """Run the kernel cells in `namespace` without a kernel (tests); returns the loaded outputs."""
     folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     in_path, out_path = folder / "inputs.npz", folder / "outputs.npz"
     np.savez(in_path, **inputs)
-    for cell in kernel_cells(module, in_path, out_path):
+    for cell in kernel_cells(probe, in_path, out_path):
         exec(compile(cell, "<probe cell>", "exec"), namespace)
     return load_outputs(out_path)
 
@@ -173,37 +213,41 @@ class Verdict:
     message: str = ""
 
 
-def judge(module: ModuleType, inputs: Mapping[str, np.ndarray],
-          outputs: Mapping[str, np.ndarray]) -> dict[str, Verdict]:
-    """Compare what the kernel recorded with the reference on the same inputs."""
-    want_all = module.expected(dict(inputs))
-    custom = getattr(module, "CUSTOM", {})
+def judge(probe: Probe, inputs: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarray],
+          expected: Mapping[str, dict] | None = None) -> dict[str, Verdict]:
+    """Compare what the kernel recorded with the expected records on the same inputs.
+
+    expected: probe.expected(inputs), when the caller has it already (tests reuse it).
+    """
+    want_all = probe.expected(inputs) if expected is None else expected
     verdicts = {}
-    for exercise, want in want_all.items():
-        got = {key.split("/", 1)[1]: value for key, value in outputs.items()
-               if key.split("/", 1)[0] == exercise}
-        message = _problem(module, exercise, got, want, custom.get(exercise))
-        verdicts[exercise] = Verdict(exercise, message is None, message or "")
+    for name, exercise in probe.exercises.items():
+        got = {key.split("/", 1)[1]: value for key, value in outputs.items() if key.split("/", 1)[0] == name}
+        message = _problem(name, exercise, got, want_all[name])
+        verdicts[name] = Verdict(name, message is None, message or "")
     return verdicts
 
 
-def _problem(module, exercise: str, got: dict, want: dict, custom) -> str | None:
+def _problem(name: str, exercise: Exercise, got: dict, want: dict) -> str | None:
     if ERROR in got:
-        return f"{exercise} raised {got[ERROR]} on the grader's inputs"
+        return f"{name} raised {got[ERROR]} on the grader's inputs"
     if TORCH in got:
-        return (f"{exercise} called PyTorch ({', '.join(map(str, got[TORCH]))}); "
-                "this assignment is NumPy only")
+        return f"{name} called PyTorch ({', '.join(map(str, got[TORCH]))}); this assignment is NumPy only"
     if not got:
-        return f"{exercise} gave no result: the check run stopped before it (time limit, crash, or code that interfered)"
-    if custom is not None:
-        return custom(got, want)
-    tolerance = {**DEFAULT_TOLERANCE, **getattr(module, "TOLERANCE", {}).get(exercise, {})}
+        return f"{name} gave no result: the check run stopped before it (time limit, crash, or code that interfered)"
+    if exercise.judge is not None:
+        return exercise.judge(got, want)
+    return compare_records(name, got, want, exercise.tolerance)
+
+
+def compare_records(name: str, got: dict, want: dict, tolerance: Tolerance = DEFAULT_TOLERANCE) -> str | None:
+    """The first expected key that is missing or differs, in a sentence; None when all match."""
     for key, expected_value in want.items():
         if key not in got:
-            return f"{exercise} gave no {key}"
-        message = compare_arrays(got[key], np.asarray(expected_value), **tolerance)
+            return f"{name} gave no {key}"
+        message = compare_arrays(got[key], np.asarray(expected_value), tolerance.rtol, tolerance.atol)
         if message:
-            return f"{exercise}: {key} {message} (on inputs your notebook never saw)"
+            return f"{name}: {key} {message} (on inputs your notebook never saw)"
     return None
 
 

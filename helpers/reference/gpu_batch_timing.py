@@ -6,8 +6,10 @@ Decisions the notebook states:
   class 0: a label's value does not change the cost of cross-entropy, and class 0 exists for
   every classifier.
 - It runs `warmup` untimed steps, then `repeats` timed ones (exactly warmup + repeats forward
-  passes), and returns the median. Each timed step is bracketed by `torch.utils.benchmark.timer()`,
-  a clock that synchronizes the accelerator before reading the time, so queued GPU work is counted.
+  passes), and returns the median. Each timed step is bracketed by two readings of
+  `helpers.timing.synchronized_timer(device)`, a clock that waits for `device`'s queue (CUDA or
+  MPS) before reading the time, so queued GPU work is counted. (`torch.utils.benchmark.timer`
+  does the same only from torch 2.9 on; up to 2.8 it never synchronizes MPS.)
   It runs with the threads PyTorch already uses (`torch.get_num_threads()`); it does not go
   through `benchmark.Timer`, which would drop to 1 thread by default and add warm-up runs of its own.
 - `find_saturation` returns the smallest batch size whose samples/s is within `tolerance`
@@ -23,8 +25,9 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-import torch.utils.benchmark as benchmark
 from torch import nn
+
+from helpers.timing import synchronized_timer
 
 LEARNING_RATE = 1e-3  # the step's value only matters in that the step really updates the model
 
@@ -89,9 +92,9 @@ def time_train_step(model: nn.Module, batch_size: int, device: torch.device, war
         step()
     times = []
     for _ in range(repeats):
-        start = benchmark.timer()  # synchronizes CUDA/MPS first: earlier work is not billed here
+        start = synchronized_timer(device)  # waits for CUDA/MPS first: earlier work is not billed here
         step()
-        times.append(benchmark.timer() - start)  # ...and waits for this step's kernels to finish
+        times.append(synchronized_timer(device) - start)  # ...and for this step's kernels to finish
     return statistics.median(times)
 
 

@@ -1,0 +1,43 @@
+"""Print OWNER/NAME of the student repository: [tool.course] student_repository in pyproject.toml.
+
+usage: python .github/scripts/student_repository.py [PYPROJECT]
+Falls back to [tool.course] repository; exits 1 naming the file when neither is set.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
+
+OWNER_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+def student_repository(pyproject: Path) -> str:
+    """OWNER/NAME from `pyproject`; ValueError naming the file and key when missing or malformed."""
+    with open(pyproject, "rb") as f:
+        course = tomllib.load(f).get("tool", {}).get("course", {})
+    name = course.get("student_repository") or course.get("repository") or ""
+    if not OWNER_NAME.match(name):
+        raise ValueError(f"{pyproject}: [tool.course] student_repository should be OWNER/NAME, "
+                         f"found {name!r}")
+    return name
+
+
+def main(argv: list[str]) -> int:
+    path = Path(argv[0]) if argv else Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        print(student_repository(path))
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

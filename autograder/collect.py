@@ -1,0 +1,321 @@
+"""`python -m autograder collect DOWNLOAD --from canvas|gradescope|zip --assignment NN_name`.
+
+Lays an LMS bulk download (the zip, or the folder it was extracted into) out as nbgrader's
+`SUBMITTED/<student>/<assignment>/<assignment>.ipynb` (default SUBMITTED: build/submitted), with
+the submission time, where the download has one, in nbgrader's `timestamp.txt` beside it
+(`2026-11-20 17:03:00.000000 UTC`). What each source looks like:
+
+  canvas      Canvas's "Download Submissions": one file per uploaded file, named
+              `{lastfirst}_{late_}{user_id}_{submission_id}_{original filename}` (`late_` only
+              on late submissions; Canvas adds `-1`, `-2` to a name uploaded again). The student
+              is the Canvas user id, the `ID` column of Canvas's gradebook export. The names
+              carry no submission time, only the late marker, which collect reports.
+  gradescope  Gradescope's "Export Submissions": `submission_metadata.yml` and one folder
+              `submission_<id>/` per submission; the YAML maps each folder to its
+              `:submitters:` (`:name:`, `:sid:`, `:email:`) and `:created_at:`. The student is
+              the SID, else the email; a group submission is laid out for each member.
+  zip         A zip (or folder) of `<student>/anything.ipynb`, `<student>/<assignment>/anything
+              .ipynb` (nbgrader's own layout; a `timestamp.txt` there is kept) or
+              `<student>_<assignment>.ipynb` at the top.
+
+Notebook names may be what Colab and browsers make of them (`Copy of 01_numpy_mlp (1).ipynb`).
+Every file not placed is reported with the reason (not a notebook, a name that cannot be read,
+no metadata, a second notebook from the same student: the newest is kept). Nothing is written
+half: the tree is built in a temporary folder inside SUBMITTED and moved into place at the end;
+a student who already has this assignment in SUBMITTED stops the command unless --replace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+
+from autograder.lateness import TIMESTAMP_FILE, format_timestamp, parse_timestamp
+from autograder.layout import Course, CourseError
+
+SOURCES = ("canvas", "gradescope", "zip")
+# Canvas's "Download Submissions" names: {lastfirst}_{late_}{user_id}_{submission_id}_{filename}
+CANVAS_NAME = re.compile(r"^(?P<name>.+?)_(?:(?P<late>late)_)?(?P<user>\d+)_(?P<submission>\d+)_"
+                         r"(?P<file>.+)$", re.IGNORECASE)
+GRADESCOPE_METADATA = "submission_metadata.yml"
+_JUNK = re.compile(r"(^|/)(__MACOSX|\.[^/]*)(/|$)")  # macOS resource forks, .DS_Store, checkpoints
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]*$")
+
+
+@dataclass
+class Entry:
+    """One file of the download: its path inside it and how to read it."""
+
+    path: PurePosixPath
+    read: Callable[[], bytes]
+
+
+@dataclass
+class Candidate:
+    """A notebook that could be a student's submission."""
+
+    student: str
+    entry: Entry
+    names_assignment: bool  # its file name is the assignment's, give or take Colab's renames
+    submitted_at: datetime | None = None
+    order: tuple = ()  # among one student's notebooks, the greatest is the newest
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Collected:
+    """What collect did: notebooks placed per student, files left out with the reason."""
+
+    placed: dict[str, Candidate] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, why)
+
+
+def names_assignment(filename: str, assignment: str) -> int | None:
+    """The copy number when `filename` names `assignment` ('Copy of X (2).ipynb' -> 2, 'X.ipynb'
+    -> 0, Canvas's 'X-1.ipynb' -> 1); None when it names something else."""
+    stem = filename[:-len(".ipynb")] if filename.lower().endswith(".ipynb") else filename
+    stem = re.sub(r"^((Copy[ _]of[ _])+)", "", stem.strip(), flags=re.IGNORECASE)
+    number = re.search(r"(?:[ _]?\((\d+)\)|-(\d+))$", stem)
+    copy = 0
+    if number:
+        stem, copy = stem[:number.start()], int(number.group(1) or number.group(2))
+    return copy if stem.strip() == assignment else None
+
+
+def read_download(download: Path) -> list[Entry]:
+    """Every file of a zip or a folder, junk left out, in name order."""
+    download = Path(download)
+    if download.is_dir():
+        files = sorted(p for p in download.rglob("*") if p.is_file())
+        entries = [Entry(PurePosixPath(p.relative_to(download).as_posix()), p.read_bytes)
+                   for p in files]
+    elif zipfile.is_zipfile(download):
+        with zipfile.ZipFile(download) as archive:
+            infos = [i for i in archive.infolist() if not i.is_dir()]
+            blobs = {i.filename: archive.read(i) for i in infos}
+        entries = [Entry(PurePosixPath(name), lambda data=data: data) for name, data in sorted(blobs.items())]
+    else:
+        raise CourseError(f"{download} is neither a folder nor a zip file")
+    return [e for e in entries if not _JUNK.search(str(e.path))]
+
+
+def _is_notebook(entry: Entry) -> bool:
+    return entry.path.suffix.lower() == ".ipynb"
+
+
+def _canvas(entries: list[Entry], assignment: str, found: Collected) -> list[Candidate]:
+    out = []
+    for entry in entries:
+        match = CANVAS_NAME.match(entry.path.name)
+        if not match:
+            found.skipped.append((str(entry.path), "not a Canvas download name "
+                                  "({lastfirst}_{late_}{user_id}_{submission_id}_{file})"))
+            continue
+        if not _is_notebook(entry):
+            found.skipped.append((str(entry.path), f"user {match['user']} ({match['name']}): not a notebook"))
+            continue
+        copy = names_assignment(match["file"], assignment)
+        candidate = Candidate(match["user"], entry, copy is not None,
+                              order=(int(match["submission"]), copy or 0))
+        if match["late"]:
+            candidate.notes.append("marked late by Canvas")
+        out.append(candidate)
+    return out
+
+
+def _gradescope_time(value) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, str) and value.strip():
+        from dateutil import parser
+
+        when = parser.parse(value)
+        return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return None
+
+
+def _inside(path: PurePosixPath, base: PurePosixPath) -> tuple[str, ...]:
+    """`path`'s parts below `base` (the export's top folder); () when it is not below it."""
+    if base == PurePosixPath("."):
+        return path.parts
+    return path.relative_to(base).parts if path.is_relative_to(base) else ()
+
+
+def _gradescope(entries: list[Entry], assignment: str, found: Collected) -> list[Candidate]:
+    import yaml
+
+    metas = [e for e in entries if e.path.name == GRADESCOPE_METADATA]
+    if len(metas) != 1:
+        raise CourseError(f"a Gradescope export holds one {GRADESCOPE_METADATA}; this one has "
+                          f"{len(metas)} (is it Gradescope's \"Export Submissions\" zip?)")
+    base = metas[0].path.parent
+    try:
+        metadata = yaml.safe_load(metas[0].read()) or {}
+    except yaml.YAMLError as error:
+        raise CourseError(f"{metas[0].path}: not readable YAML ({error})") from None
+    if not isinstance(metadata, dict):
+        raise CourseError(f"{metas[0].path}: expected a mapping of submission_<id> folders")
+    out = []
+    for entry in entries:
+        if entry is metas[0]:
+            continue
+        parts = _inside(entry.path, base)
+        record = metadata.get(parts[0]) if len(parts) > 1 else None
+        if not isinstance(record, dict):
+            found.skipped.append((str(entry.path), f"not inside a submission folder listed in "
+                                  f"{GRADESCOPE_METADATA}"))
+            continue
+        if not _is_notebook(entry):
+            found.skipped.append((str(entry.path), f"{parts[0]}: not a notebook"))
+            continue
+        try:
+            when = _gradescope_time(record.get(":created_at"))
+        except (ValueError, OverflowError):
+            when = None
+            found.skipped.append((str(entry.path), f"{parts[0]}: :created_at: "
+                                  f"{record.get(':created_at')!r} is not a time; placed without one"))
+        submitters = record.get(":submitters") or []
+        students = [str(s.get(":sid") or s.get(":email") or "").strip()
+                    for s in submitters if isinstance(s, dict)]
+        if not students or not all(students):
+            found.skipped.append((str(entry.path), f"{parts[0]}: a submitter without :sid: or "
+                                  f":email: in {GRADESCOPE_METADATA}"))
+            continue
+        copy = names_assignment(entry.path.name, assignment)
+        for student in students:
+            out.append(Candidate(student, entry, copy is not None, when,
+                                 order=(when or datetime.min.replace(tzinfo=timezone.utc), copy or 0)))
+    return out
+
+
+def _zip(entries: list[Entry], assignment: str, found: Collected) -> list[Candidate]:
+    times = {}
+    for entry in entries:
+        if entry.path.name == TIMESTAMP_FILE:
+            try:
+                times[entry.path.parent] = parse_timestamp(entry.read().decode("utf-8", "replace"))
+            except (ValueError, OverflowError) as error:
+                found.skipped.append((str(entry.path), f"not a time ({error}); placed without one"))
+    out = []
+    for entry in entries:
+        parts = entry.path.parts
+        if entry.path.name == TIMESTAMP_FILE:
+            continue
+        if not _is_notebook(entry):
+            found.skipped.append((str(entry.path), "not a notebook"))
+            continue
+        copy = names_assignment(entry.path.name, assignment)
+        if len(parts) == 1:  # <student>_<assignment>.ipynb
+            match = re.match(r"^(?P<student>.+?)[_ -]+(?P<rest>(Copy[ _]of[ _])*"
+                             + re.escape(assignment) + r".*)$", parts[0], re.IGNORECASE)
+            if not match or names_assignment(match["rest"], assignment) is None:
+                found.skipped.append((str(entry.path), f"a notebook at the top must be named "
+                                      f"<student>_{assignment}.ipynb"))
+                continue
+            student, copy = match["student"], names_assignment(match["rest"], assignment)
+        elif len(parts) == 2 or (len(parts) == 3 and parts[1] == assignment):
+            student = parts[0]
+        else:
+            found.skipped.append((str(entry.path), f"expected <student>/{{notebook}}.ipynb or "
+                                  f"<student>/{assignment}/{{notebook}}.ipynb"))
+            continue
+        when = times.get(entry.path.parent)
+        out.append(Candidate(student, entry, copy is not None, when,
+                             order=(when or datetime.min.replace(tzinfo=timezone.utc), copy or 0)))
+    return out
+
+
+READERS = {"canvas": _canvas, "gradescope": _gradescope, "zip": _zip}
+
+
+def choose(candidates: list[Candidate], found: Collected) -> None:
+    """One notebook per student: one named for the assignment if any, the newest of those."""
+    by_student: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        if not _SAFE_ID.match(candidate.student) or ".." in candidate.student:
+            found.skipped.append((str(candidate.entry.path), f"student id {candidate.student!r} "
+                                  "cannot name a folder"))
+            continue
+        by_student.setdefault(candidate.student, []).append(candidate)
+    for student, mine in sorted(by_student.items()):
+        named = [c for c in mine if c.names_assignment] or mine
+        keep = max(named, key=lambda c: c.order)
+        found.placed[student] = keep
+        for other in mine:
+            if other is not keep:
+                why = "newer" if other in named else "named for the assignment"
+                found.skipped.append((str(other.entry.path), f"{student}: a second notebook; kept "
+                                      f"the {why} {keep.entry.path.name}"))
+
+
+def collect(download: Path, source: str, assignment: str) -> Collected:
+    """Read a download and choose each student's notebook; writes nothing."""
+    found = Collected()
+    choose(READERS[source](read_download(download), assignment, found), found)
+    return found
+
+
+def place(found: Collected, assignment: str, submitted: Path, replace: bool = False) -> None:
+    """Write SUBMITTED/<student>/<assignment>/ for every placed notebook, all or nothing.
+
+    CourseError (nothing written) when a student already has the assignment and not `replace`.
+    """
+    submitted = Path(submitted)
+    clashes = sorted(s for s in found.placed if (submitted / s / assignment).exists())
+    if clashes and not replace:
+        raise CourseError(f"{submitted} already holds {assignment} for {len(clashes)} student(s) "
+                          f"({', '.join(clashes[:10])}{', ...' if len(clashes) > 10 else ''}); "
+                          "nothing was written. Pass --replace to put the download in their place.")
+    submitted.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".collect-", dir=submitted) as tmp:
+        staged, old = Path(tmp) / "new", Path(tmp) / "old"
+        for student, candidate in found.placed.items():
+            folder = staged / student / assignment
+            folder.mkdir(parents=True)
+            (folder / f"{assignment}.ipynb").write_bytes(candidate.entry.read())
+            if candidate.submitted_at is not None:
+                (folder / TIMESTAMP_FILE).write_text(format_timestamp(candidate.submitted_at) + "\n")
+        for student in found.placed:  # renames only from here: nothing can fail half-way
+            dest = submitted / student / assignment
+            if dest.exists():
+                (old / student).mkdir(parents=True)
+                dest.rename(old / student / assignment)
+            dest.parent.mkdir(exist_ok=True)
+            (staged / student / assignment).rename(dest)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("download", type=Path, metavar="DOWNLOAD",
+                        help="the LMS's bulk download: a zip file or the folder it was extracted into")
+    parser.add_argument("--from", dest="source", choices=SOURCES, required=True,
+                        help="where DOWNLOAD comes from (see above)")
+    parser.add_argument("--assignment", "-a", required=True, metavar="ASSIGNMENT",
+                        help="the assignment of source/ these submissions are for")
+    parser.add_argument("--out", type=Path, default=None, metavar="SUBMITTED",
+                        help="the submitted tree to add to (default: build/submitted)")
+    parser.add_argument("--replace", action="store_true",
+                        help="replace a student's earlier copy of this assignment in SUBMITTED")
+
+
+def run(args: argparse.Namespace, course: Course) -> int:
+    (assignment,) = course.select([args.assignment])
+    if not args.download.exists():
+        raise CourseError(f"{args.download} does not exist")
+    out = args.out or course.build_dir / "submitted"
+    found = collect(args.download, args.source, assignment)
+    place(found, assignment, out, replace=args.replace)
+    for path, why in found.skipped:
+        print(f"  not placed: {path}: {why}", file=sys.stderr)
+    late = [s for s, c in found.placed.items() if c.notes]
+    timed = sum(c.submitted_at is not None for c in found.placed.values())
+    print(f"collect: {len(found.placed)} notebook(s) of {assignment} placed in {out} "
+          f"({timed} with a submission time); {len(found.skipped)} file(s) not placed"
+          + (f"; marked late by Canvas: {', '.join(late)}" if late else ""))
+    return 0 if found.placed else 1

@@ -1,0 +1,193 @@
+"""`python -m autograder publish OUT [ASSIGNMENT...]`: write the student repository's tree.
+
+OUT receives what students may see, and nothing else:
+
+  release/<assignment>/     the student notebooks, generated afresh from source/ with nbgrader
+  notebooks/                the lecture notebooks, without outputs
+  README.md                 README.md's title, introduction, "The course" and "For students"
+  LICENSE
+  .autograder-publish.json  the files this command wrote, so that the next publish knows them
+
+Before OUT is touched, the whole tree is built in a temporary folder and checked:
+- every setup cell and README link agrees with [tool.course] (else: run
+  `python -m autograder configure`);
+- no solution line, hidden-test line, reference or known-wrong answer is in any file
+  (autograder/leaks.py). One problem, and nothing is written.
+
+OUT must be missing, empty (a fresh `git clone` holding only .git/ counts as empty) or a
+previous publish. Then the files the last publish wrote are replaced or removed, and every
+other file (.git/, a workflow you added) is left alone; a file in the way that the last publish
+did not write stops the command. Then commit and push OUT, and attach the student wheel
+(`python -m autograder wheel`) to the release v<version> of the student repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from autograder.configure import disagreements
+from autograder.course import SettingsError, course_settings
+from autograder.layout import Course, CourseError
+from autograder.leaks import find_leaks, secrets
+from autograder.notebooks import read_notebook, strip_outputs, write_notebook
+from autograder.readme import ReadmeError, render_readme, student_notebooks, student_readme
+
+MARKER = ".autograder-publish.json"
+ALLOWED_IN_NEW_OUT = {".git"}  # what a fresh clone of an empty repository holds
+REQUIRED = ("README.md", "LICENSE", "pyproject.toml")
+
+
+class PublishError(Exception):
+    """The student tree cannot be published; the message says why. Nothing was written."""
+
+
+def build_tree(course: Course, assignments: list[str], stage: Path) -> list[str]:
+    """Write the student tree into the empty folder `stage`; returns its files, relative."""
+    from autograder.release import generate_release
+
+    missing = [name for name in REQUIRED if not (course.root / name).is_file()]
+    if missing:
+        raise PublishError(f"{course.root} lacks {', '.join(missing)}; publish copies them")
+    problems = disagreements(course, release=False)
+    if problems:
+        raise PublishError("these files disagree with [tool.course] in pyproject.toml; run "
+                           "`python -m autograder configure`:\n  - " + "\n  - ".join(problems))
+    settings = course_settings(course.root)
+    generate_release(course, assignments, stage / "release")
+    for path in sorted((course.root / "notebooks").glob("*.ipynb")):
+        write_notebook(strip_outputs(read_notebook(path)), stage / "notebooks" / path.name)
+    chosen = [n for n in student_notebooks(course)
+              if not n.startswith("release/") or Path(n).parts[1] in assignments]
+    try:
+        text = render_readme((course.root / "README.md").read_text(encoding="utf-8"), course,
+                             settings, notebooks=chosen)
+        text = student_readme(text)
+    except ReadmeError as error:
+        raise PublishError(str(error)) from None
+    (stage / "README.md").write_text(text, encoding="utf-8")
+    shutil.copyfile(course.root / "LICENSE", stage / "LICENSE")
+    leaks = find_leaks(stage, secrets(course))
+    if leaks:
+        shown = "\n  - ".join(str(leak) for leak in leaks[:10])
+        more = f"\n  ... and {len(leaks) - 10} more" if len(leaks) > 10 else ""
+        raise PublishError(f"the student tree would hold {len(leaks)} answer line(s) or "
+                           f"window(s); nothing was written:\n  - {shown}{more}")
+    return sorted(p.relative_to(stage).as_posix() for p in stage.rglob("*") if p.is_file())
+
+
+def previous_files(out: Path) -> set[str] | None:
+    """The files the last publish wrote into `out`; None when `out` holds no publish.
+
+    Raises PublishError when `out` holds anything else, so that nothing of it is ever removed.
+    """
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        raise PublishError(f"{out} is not a folder")
+    marker = out / MARKER
+    if not marker.is_file():
+        others = sorted(p.name for p in out.iterdir() if p.name not in ALLOWED_IN_NEW_OUT)
+        if others:
+            raise PublishError(
+                f"{out} is not empty and holds no earlier publish ({MARKER} is missing): "
+                f"{', '.join(others[:5])}{' ...' if len(others) > 5 else ''}. Publish into an "
+                "empty folder or a fresh clone of the student repository; nothing was written.")
+        return None
+    try:
+        files = json.loads(marker.read_text(encoding="utf-8"))["files"]
+        if not all(isinstance(f, str) and f and not Path(f).is_absolute()
+                   and ".." not in Path(f).parts for f in files):
+            raise ValueError("a path outside the folder")
+    except (ValueError, KeyError, TypeError) as error:
+        raise PublishError(f"{marker}: not a publish record ({error}); nothing was written") from None
+    return set(files)
+
+
+def install_tree(stage: Path, files: list[str], out: Path, version: str) -> list[str]:
+    """Put the staged `files` into `out` as the module doc says; returns what changed."""
+    before = previous_files(out)
+    previous = before or set()
+    in_the_way = [f for f in files if f not in previous and (out / f).exists()]
+    if in_the_way:
+        raise PublishError(f"{out} holds files that the last publish did not write: "
+                           f"{', '.join(in_the_way[:5])}; move them away. Nothing was written.")
+    out.mkdir(parents=True, exist_ok=True)
+    record = {"note": "written by `python -m autograder publish`; it replaces these files",
+              "version": version}
+    # The record first lists both sets: an interrupted publish is still cleaned up next time.
+    (out / MARKER).write_text(json.dumps({**record, "files": sorted(previous | set(files))},
+                                         indent=1) + "\n", encoding="utf-8")
+    changed = []
+    for rel in sorted(previous - set(files)):
+        path = out / rel
+        if path.is_file():
+            path.unlink()
+            changed.append(f"{rel} (removed)")
+            for parent in path.parents:
+                if parent == out or any(parent.iterdir()):
+                    break
+                parent.rmdir()
+    for rel in files:
+        src, dst = stage / rel, out / rel
+        if dst.is_file() and dst.read_bytes() == src.read_bytes():
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+        changed.append(rel)
+    (out / MARKER).write_text(json.dumps({**record, "files": files}, indent=1) + "\n",
+                              encoding="utf-8")
+    return changed
+
+
+def publish(course: Course, out: Path, requested: list[str] | None = None) -> list[str]:
+    """The whole `publish` command; returns the files of `out` that changed."""
+    out = Path(out).resolve()
+    if out == course.root or course.root.is_relative_to(out):
+        raise PublishError(f"{out} holds the course itself; publish into another folder")
+    assignments = course.select(requested)
+    previous_files(out)  # refuse early, before the slow part
+    try:
+        settings = course_settings(course.root)
+    except SettingsError as error:
+        raise PublishError(str(error)) from None
+    (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="publish-", dir=course.build_dir / "work") as tmp:
+        stage = Path(tmp) / "student"
+        stage.mkdir()
+        files = build_tree(course, assignments, stage)
+        return install_tree(stage, files, out, settings.version)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out", type=Path, metavar="OUT",
+                        help="the student repository's folder (a clone of it): missing, empty or "
+                             "a previous publish")
+    parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
+                        help="assignments to publish (default: every folder of source/)")
+
+
+def run(args: argparse.Namespace, course: Course) -> int:
+    from autograder.template import GenerationError
+
+    try:
+        changed = publish(course, args.out, args.assignments)
+    except (PublishError, GenerationError) as error:
+        print(f"publish stopped: {error}")
+        return 2
+    except CourseError:
+        raise
+    settings = course_settings(course.root)
+    for line in changed:
+        print(f"  updated {line}")
+    out = Path(args.out)
+    print(f"Published {len(changed)} changed file(s) into {out}. Next:\n"
+          f"  git -C {out} add -A && git -C {out} commit -m 'Publish' && git -C {out} push\n"
+          f"  python -m autograder wheel   # then attach build/dist/{settings.wheel_name} to "
+          f"the release {settings.release_tag} of {settings.student_repository}:\n"
+          f"  gh release create {settings.release_tag} build/dist/{settings.wheel_name} "
+          f"--repo {settings.student_repository}")
+    return 0

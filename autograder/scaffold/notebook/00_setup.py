@@ -1,0 +1,4 @@
+device = helpers.setup()
+
+import numpy as np
+from helpers.checks import check_close, passed

@@ -1,0 +1,3 @@
+from helpers.checks import summary
+
+summary({"softplus": 3})

@@ -1,0 +1,203 @@
+"""Probes of 02_autograd: the functions on problems, upstream gradients and graphs the notebook never showed."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from autograder.probes import Exercise, Probe, Tolerance
+
+
+def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """A small problem of random size, upstream gradients, stale .grad, random graphs, tensors to convert."""
+    n, d_in, h, d_out = (int(v) for v in rng.integers(3, 12, size=4))
+    m, graphs, length = int(rng.integers(3, 7)), 3, int(rng.integers(6, 12))
+    return {
+        "x": rng.standard_normal((n, d_in)), "y": rng.standard_normal((n, d_out)),
+        "w1": rng.standard_normal((d_in, h)) * 0.3, "w2": rng.standard_normal((h, d_out)) * 0.3,
+        "forward.grad": rng.standard_normal((n, d_out)),  # dL/dy_pred, not all ones
+        "gradients.stale_w2": rng.standard_normal((h, d_out)),  # left in w2.grad by some earlier backward()
+        "train.learning_rate": np.asarray(1e-3 * rng.uniform(1, 4)),
+        "train.steps": np.asarray(int(rng.integers(4, 9))),
+        "graph_ops.values": rng.standard_normal((5, m)),
+        "graph_ops.codes": rng.integers(0, 100, size=(graphs, length)),
+        "graph_ops.picks": rng.integers(0, 100, size=(graphs, length)),
+        "to_numpy.f64": rng.standard_normal(tuple(int(v) for v in rng.integers(1, 5, size=2))),
+        "to_numpy.f32": rng.standard_normal(int(rng.integers(2, 7))).astype(np.float32),
+        "to_numpy.i64": rng.integers(-50, 50, size=int(rng.integers(2, 7))),
+    }
+
+
+def probe_tensors(inputs, dtype, *keys, grad=()):
+    """Fresh tensors of `dtype` from the inputs; those named in `grad` require grad."""
+    return [torch.tensor(inputs[k], dtype=dtype).requires_grad_(k in grad) for k in keys]
+
+
+def probe_copy(value):
+    """A tensor copied before the student's code can change it in place; anything else as it is."""
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
+
+
+def probe_graphs(inputs) -> dict:
+    """name -> tensor: random chains of operations that reuse earlier results, and a few fixed shapes
+    that a walk without a visited set, or along first inputs only, gets wrong."""
+    unary = (torch.exp, torch.tanh, torch.sin, torch.relu, torch.sigmoid, torch.abs, lambda t: t * 2, lambda t: -t)
+    binary = (torch.add, torch.mul, torch.sub, torch.maximum)
+    values = torch.tensor(inputs["graph_ops.values"])  # (leaves, m)
+    graphs = {}
+    for g, (codes, picks) in enumerate(zip(inputs["graph_ops.codes"], inputs["graph_ops.picks"])):
+        nodes = [values[i].clone().requires_grad_(i < 3) for i in range(values.shape[0])]  # 3 weights, data
+        current = nodes[0]
+        for code, pick in zip(codes.tolist(), picks.tolist()):
+            other = nodes[pick % len(nodes)]  # any earlier tensor: leaves and results are reused
+            if code % 2:
+                current = binary[code // 2 % len(binary)](current, other)
+            else:
+                current = unary[code // 2 % len(unary)](current)
+            nodes.append(current)
+        graphs[f"random{g}"] = (current * nodes[picks[-1] % len(nodes)]).sum() if g % 2 else current.mean()
+    w = values[0].clone().requires_grad_(True)
+    z = w * values[1] + values[2]
+    graphs["diamond"] = (z * z + z.sin()).sum()
+    graphs["leaf used three times"] = (w * w * w).sum() + w.sum()
+    graphs["branch on the second input"] = (values[3] * torch.tanh(w)).sum()
+    graphs["a leaf"] = w
+    with torch.no_grad():
+        graphs["made under no_grad"] = w * 2
+    graphs["data only"] = values[1].exp().sum()
+    return graphs
+
+
+class GpuLike(torch.Tensor):
+    """A CPU tensor that converts to NumPy only as a CUDA tensor does: after .cpu() or .to('cpu'), or
+    through numpy(force=True), which copies to the host itself."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.numpy and (kwargs.get("force") or any(a is True for a in args[1:])):
+            return args[0].as_subclass(torch.Tensor).numpy(force=True)
+        if func in (torch.Tensor.numpy, torch.Tensor.__array__):
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first (a stand-in for a GPU tensor: call .cpu())")
+        result = super().__torch_function__(func, types, args, kwargs)
+        to_cpu = func is torch.Tensor.cpu or (
+            func is torch.Tensor.to and any(str(a) == "cpu" for a in [*args[1:], *kwargs.values()]))
+        return result.as_subclass(torch.Tensor) if to_cpu and isinstance(result, torch.Tensor) else result
+
+
+def run_torch_mlp_forward(answers, inputs, record):
+    """float64 values, the gradient reaching w1 and w2 for a secret upstream gradient; float32 values."""
+    x, w1, w2 = probe_tensors(inputs, torch.float64, "x", "w1", "w2", grad=("w1", "w2"))
+    y_pred = answers.torch_mlp_forward(x, w1, w2)
+    record("y_pred", y_pred)
+    record("dtype", str(y_pred.dtype))
+    record("attached_to_the_graph", bool(y_pred.requires_grad))
+    if y_pred.requires_grad:
+        grads = torch.autograd.grad(y_pred, (w1, w2), torch.tensor(inputs["forward.grad"]), allow_unused=True)
+        for name, grad in zip(("w1", "w2"), grads):
+            record(f"gradient_reaches_{name}", grad is not None)
+            if grad is not None:
+                record(f"grad_{name}", grad)
+    x32, w1_32, w2_32 = probe_tensors(inputs, torch.float32, "x", "w1", "w2")
+    y32 = answers.torch_mlp_forward(x32, w1_32, w2_32)
+    record("y_pred32", y32)
+    record("dtype32", str(y32.dtype))
+
+
+def run_autograd_gradients(answers, inputs, record):
+    """Two calls with a stale w2.grad before the first, in float64 and float32; nothing left in .grad."""
+    for tag, dtype in (("", torch.float64), ("32", torch.float32)):
+        x, y, w1, w2 = probe_tensors(inputs, dtype, "x", "y", "w1", "w2", grad=("w1", "w2"))
+        w2.grad = torch.tensor(inputs["gradients.stale_w2"], dtype=dtype)
+        for call in ("first", "second"):
+            grad_w1, grad_w2 = answers.autograd_gradients(x, y, w1, w2)
+            record(f"grad_w1.{call}{tag}", probe_copy(grad_w1))
+            record(f"grad_w2.{call}{tag}", probe_copy(grad_w2))
+            record(f"no_grad_left.{call}{tag}", [w.grad is None or not bool(w.grad.any()) for w in (w1, w2)])
+
+
+def run_train_autograd_mlp(answers, inputs, record):
+    learning_rate, steps = float(inputs["train.learning_rate"]), int(inputs["train.steps"])
+    for tag, dtype, n_steps in (("", torch.float64, steps), ("32", torch.float32, 3)):
+        x, y, w1, w2 = probe_tensors(inputs, dtype, "x", "y", "w1", "w2", grad=("w1", "w2"))
+        losses = answers.train_autograd_mlp(x, y, w1, w2, learning_rate, n_steps)
+        record(f"losses{tag}", [float(v) for v in losses])
+        record(f"losses_are_floats{tag}", all(isinstance(v, float) for v in losses))
+        record(f"w1{tag}", w1)
+        record(f"w2{tag}", w2)
+        record(f"still_leaves_that_require_grad{tag}", [w1.is_leaf, w1.requires_grad, w2.is_leaf, w2.requires_grad])
+
+
+def run_graph_ops(answers, inputs, record):
+    for name, t in probe_graphs(inputs).items():
+        record(name, list(answers.graph_ops(t)))
+
+
+def run_to_numpy(answers, inputs, record):
+    """A stand-in GPU tensor, a leaf that requires grad, float32, int64 and a 0-d tensor."""
+    leaf = torch.tensor(inputs["to_numpy.f64"], requires_grad=True)
+    cases = {"gpu": (leaf * 3).as_subclass(GpuLike), "leaf": leaf,
+             "float32": torch.tensor(inputs["to_numpy.f32"], requires_grad=True) * 2,
+             "int64": torch.tensor(inputs["to_numpy.i64"]), "scalar": (leaf ** 2).sum()}
+    for name, t in cases.items():
+        array = answers.to_numpy(t)
+        record(f"{name}.is_ndarray", isinstance(array, np.ndarray))
+        record(f"{name}.dtype", str(array.dtype) if isinstance(array, np.ndarray) else type(array).__name__)
+        record(name, array)
+
+
+def answer_runner(name: str, keys: tuple[str, ...]):
+    """A run recording each key of the dict answer `name`, and the keys it has."""
+    def run(answers, inputs, record):
+        answer = getattr(answers, name)
+        for key in keys:
+            record(key, answer[key])
+        record("keys", sorted(answer))
+    run.__name__ = f"run_{name}"
+    return run
+
+
+def run_answer_retain_grad(answers, inputs, record):
+    record("value", answers.answer_retain_grad)
+
+
+def regression_graph() -> dict:
+    """The notebook's read-only regression cell, rebuilt: x, y, w, b, prediction, loss."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.arange(0, 10, 0.1)[:, None]
+    y = 3 * x + torch.randn(x.shape, generator=generator)
+    w = torch.zeros(1, 1, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    prediction = x @ w.T + b
+    loss = torch.mean((prediction - y) ** 2)
+    return {"x": x, "y": y, "w": w, "b": b, "prediction": prediction, "loss": loss}
+
+
+def expected_answer_retain_grad(inputs) -> dict:
+    from helpers.reference import autograd as ref
+
+    graph = regression_graph()
+    return {"value": ref.answer_retain_grad(graph["prediction"], graph["y"])}
+
+
+GRAPH_KEYS = ("x", "w", "prediction", "loss")
+# float32 results are compared with the reference's float32 run: rounding, not mistakes, differs.
+PROBE = Probe(
+    assignment="02_autograd",
+    reference="helpers.reference.autograd",
+    make_inputs=make_inputs,
+    exercises={
+        "torch_mlp_forward": Exercise(run_torch_mlp_forward, tolerance=Tolerance(1e-5, 1e-6)),
+        "autograd_gradients": Exercise(run_autograd_gradients, tolerance=Tolerance(1e-4, 1e-4)),
+        "train_autograd_mlp": Exercise(run_train_autograd_mlp, tolerance=Tolerance(1e-4, 1e-5)),
+        "graph_ops": Exercise(run_graph_ops),
+        "to_numpy": Exercise(run_to_numpy),
+        "answer_is_leaf": Exercise(answer_runner("answer_is_leaf", GRAPH_KEYS)),
+        "answer_requires_grad": Exercise(answer_runner("answer_requires_grad", GRAPH_KEYS)),
+        "answer_grad_is_none": Exercise(answer_runner("answer_grad_is_none", GRAPH_KEYS[:3])),
+        "answer_retain_grad": Exercise(run_answer_retain_grad, expected=expected_answer_retain_grad),
+        "answer_detach": Exercise(answer_runner("answer_detach", ("requires_grad", "shares_memory", "numpy_raises"))),
+        "answer_no_grad": Exercise(answer_runner("answer_no_grad", ("requires_grad", "is_leaf", "backward_raises"))),
+    },
+)

@@ -1,0 +1,307 @@
+"""Probes of 06_data_loading: the Dataset, the split and the loops on data and models the notebook never used.
+
+The models are float64 MLPs with batch norm (and dropout for `evaluate`), built from a seed by the
+same functions on both sides, so the reference reproduces the student's numbers.
+`make_loaders` is judged by what the split must be (sizes, disjoint, reproducible from the seed),
+not by one way of drawing it; `fit` by the calls it makes (stand-ins for train_one_epoch and
+evaluate, so a mistake there is not counted twice) or, for a loop written out, by its numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+from autograder.probes import Exercise, Probe, Tolerance, compare_arrays
+
+
+def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Random sizes, data, seeds and batch sizes that never divide the data evenly."""
+    def uneven_batch(n: int) -> int:  # a last batch of 2 or more: batch norm cannot train on 1 sample
+        return next(int(b) for b in rng.permutation(np.arange(3, 9)) if n % b >= 2)
+
+    n_items, a, b = int(rng.integers(8, 15)), int(rng.integers(2, 5)), int(rng.integers(2, 5))
+    n_split = int(rng.integers(30, 80))
+    n_train = int(rng.integers(17, 30))
+    n_eval = int(rng.integers(20, 36))
+    epochs = int(rng.integers(2, 5))
+    d_in, hidden = (int(v) for v in rng.integers(3, 7, size=2) * (1, 2))
+    return {
+        "dataset.features": rng.standard_normal((n_items, 1, a, b)),
+        "dataset.targets": rng.standard_normal((n_items, 2)).astype(np.float32),
+        "dataset.indices": np.asarray([0, int(rng.integers(1, n_items - 1)), n_items - 1, -int(rng.integers(1, 4))]),
+        "dataset.scale_shift": rng.uniform(-3, 3, size=2),
+        "dataset.batch": np.asarray(int(rng.integers(2, 6))),
+        # make_loaders: N, val_fraction, batch_size, seed, another seed, two global seeds
+        "loaders.n": np.asarray(n_split), "loaders.fraction": np.asarray(rng.uniform(0.15, 0.4)),
+        "loaders.batch": np.asarray(uneven_batch(n_split)),
+        "loaders.seeds": rng.integers(0, 2**31, size=4),
+        # train_one_epoch: regression with Adam, then classification with SGD
+        "train.x": rng.standard_normal((n_train, d_in)), "train.y": rng.standard_normal((n_train, 2)),
+        "train.labels": rng.integers(0, 3, size=n_train), "train.batch": np.asarray(uneven_batch(n_train)),
+        "train.sizes": np.asarray([d_in, hidden]), "train.seed": np.asarray(int(rng.integers(0, 2**31))),
+        "train.lr": np.asarray(rng.uniform(0.005, 0.05)),
+        # evaluate: a classifier with batch norm and dropout, left in training mode
+        "eval.x": rng.standard_normal((n_eval, d_in)), "eval.y": rng.integers(0, 4, size=n_eval),
+        "eval.batch": np.asarray(uneven_batch(n_eval)), "eval.seed": np.asarray(int(rng.integers(0, 2**31))),
+        # fit: the values the stand-ins return, then a real run
+        "fit.epochs": np.asarray(epochs), "fit.values": rng.uniform(0.1, 3.0, size=(3, epochs)),
+        "fit.x": rng.standard_normal((24, d_in)), "fit.y": rng.integers(0, 3, size=24),
+        "fit.seed": np.asarray(int(rng.integers(0, 2**31))),
+    }
+
+
+def probe_net(seed, d_in, hidden, d_out, dropout=0.0):
+    """A float64 MLP with batch norm whose running statistics differ from any batch's own."""
+    torch.manual_seed(int(seed))
+    layers = [nn.Linear(d_in, hidden), nn.BatchNorm1d(hidden), nn.ReLU()]
+    layers += [nn.Dropout(dropout)] if dropout else []
+    net = nn.Sequential(*layers, nn.Linear(hidden, d_out)).double()
+    with torch.no_grad():
+        net(3 * torch.randn(64, d_in, dtype=torch.float64) + 1)
+    return net
+
+
+class ProbeIds(Dataset):
+    """N samples that are not a TensorDataset: sample i is ([i], i)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return torch.tensor([float(i)]), torch.tensor(int(i))
+
+
+def probe_ids(loader):
+    return [int(i) for _, y in loader for i in y]
+
+
+def probe_state(net):
+    return torch.cat([t.detach().double().flatten() for t in net.state_dict().values()])
+
+
+def probe_loaders(inputs, shuffle_seed):
+    x, y = torch.from_numpy(inputs["fit.x"]), torch.from_numpy(inputs["fit.y"])
+    train = DataLoader(TensorDataset(x[:17], y[:17]), batch_size=5, shuffle=True,  # 5, 5, 5, 2
+                       generator=torch.Generator().manual_seed(int(shuffle_seed)))
+    return train, DataLoader(TensorDataset(x[17:], y[17:]), batch_size=4)  # 4, 3
+
+
+def run_TensorPairDataset(answers, inputs, record):
+    features, targets = torch.from_numpy(inputs['dataset.features']), torch.from_numpy(inputs['dataset.targets'])
+    scale, shift = (float(v) for v in inputs['dataset.scale_shift'])
+    indices = [int(i) for i in inputs['dataset.indices']]
+    reads = []
+    def transform(x):
+        reads.append(1)
+        return x.reshape(-1) * scale + shift
+    plain = answers.TensorPairDataset(features, targets)
+    record('is_dataset', isinstance(plain, Dataset))
+    record('len', len(plain))
+    items = [plain[i] for i in indices]
+    record('pairs', all(isinstance(item, (tuple, list)) and len(item) == 2 for item in items))
+    record('plain_x', [item[0] for item in items])
+    record('plain_y', [item[1] for item in items])
+    dataset = answers.TensorPairDataset(features, targets, transform=transform)
+    items = [dataset[i] for i in indices]
+    record('transform_calls', len(reads))
+    record('x', [item[0] for item in items])
+    record('y', [item[1] for item in items])
+    x_batch, y_batch = next(iter(DataLoader(dataset, batch_size=int(inputs['dataset.batch']))))
+    record('batch_x', x_batch)
+    record('batch_y', y_batch)
+
+
+def run_make_loaders(answers, inputs, record):
+    n, fraction, batch = int(inputs['loaders.n']), float(inputs['loaders.fraction']), int(inputs['loaders.batch'])
+    seed, other, global_1, global_2 = (int(v) for v in inputs['loaders.seeds'])
+    dataset = ProbeIds(n)
+    torch.manual_seed(global_1)
+    train_loader, val_loader = answers.make_loaders(dataset, batch, fraction, seed)
+    record('val', probe_ids(val_loader))
+    record('train1', probe_ids(train_loader))
+    record('train2', probe_ids(train_loader))
+    record('val2', probe_ids(val_loader))
+    record('train_batches', [len(y) for _, y in train_loader])
+    record('val_batches', [len(y) for _, y in val_loader])
+    torch.manual_seed(global_2)
+    train_again, val_again = answers.make_loaders(dataset, batch, fraction, seed)
+    record('again_val', probe_ids(val_again))
+    record('again_train1', probe_ids(train_again))
+    record('other_val', probe_ids(answers.make_loaders(dataset, batch, fraction, other)[1]))
+
+
+def run_train_one_epoch(answers, inputs, record):
+    d_in, hidden = (int(v) for v in inputs['train.sizes'])
+    x, batch, lr = torch.from_numpy(inputs['train.x']), int(inputs['train.batch']), float(inputs['train.lr'])
+    cases = (('mse', torch.from_numpy(inputs['train.y']), 2, nn.MSELoss(), torch.optim.Adam),
+             ('ce', torch.from_numpy(inputs['train.labels']), 3, nn.CrossEntropyLoss(), torch.optim.SGD))
+    for name, y, d_out, loss_fn, make_optimizer in cases:
+        model = probe_net(inputs['train.seed'], d_in, hidden, d_out)
+        model.eval()  # as evaluate leaves it
+        modes = []
+        model.register_forward_hook(lambda module, args, output, modes=modes: modes.append(module.training))
+        loader = DataLoader(TensorDataset(x, y), batch_size=batch)
+        loss = answers.train_one_epoch(model, loader, make_optimizer(model.parameters(), lr=lr), loss_fn, torch.device('cpu'))
+        record(name + '_is_float', isinstance(loss, float))
+        record(name + '_loss', float(loss))
+        record(name + '_state', probe_state(model))
+        record(name + '_all_training', bool(modes) and all(modes))
+
+
+def run_evaluate(answers, inputs, record):
+    d_in, hidden = (int(v) for v in inputs['train.sizes'])
+    x, y = torch.from_numpy(inputs['eval.x']), torch.from_numpy(inputs['eval.y'])
+    model = probe_net(inputs['eval.seed'], d_in, hidden, 4, dropout=0.4)
+    model.train()  # as train_one_epoch leaves it
+    calls = []
+    model.register_forward_hook(lambda module, args, output: calls.append((module.training, torch.is_grad_enabled())))
+    loader = DataLoader(TensorDataset(x, y), batch_size=int(inputs['eval.batch']))
+    loss, accuracy = answers.evaluate(model, loader, nn.CrossEntropyLoss(), torch.device('cpu'))
+    record('is_float', isinstance(loss, float) and isinstance(accuracy, float))
+    record('loss', float(loss))
+    record('accuracy', float(accuracy))
+    record('called', bool(calls))
+    record('any_training', any(training for training, _ in calls))
+    record('any_graph', any(grad for _, grad in calls))
+    record('state', probe_state(model))
+
+
+def run_fit(answers, inputs, record):
+    epochs, values = int(inputs['fit.epochs']), inputs['fit.values']
+    d_in, hidden = (int(v) for v in inputs['train.sizes'])
+    device = torch.device('cpu')
+    try:  # 1. stand-ins for train_one_epoch and evaluate: which loader, which order, what is kept
+        net = probe_net(inputs['fit.seed'], d_in, hidden, 3)
+        train_loader, val_loader = probe_loaders(inputs, 1)
+        sgd, cross_entropy, log, counts = torch.optim.SGD(net.parameters(), lr=0.1), nn.CrossEntropyLoss(), [], [0, 0]
+
+        def name_of(loader, same):
+            name = 'train_loader' if loader is train_loader else 'val_loader' if loader is val_loader else 'another loader'
+            return name + ('' if same else ', other arguments')
+
+        def fake_train_one_epoch(model, loader, optimizer, loss_fn, device):
+            log.append('train_one_epoch(' + name_of(loader, model is net and optimizer is sgd and loss_fn is cross_entropy) + ')')
+            counts[0] += 1
+            return float(values[0][(counts[0] - 1) % epochs])
+
+        def fake_evaluate(model, loader, loss_fn, device):
+            log.append('evaluate(' + name_of(loader, model is net and loss_fn is cross_entropy) + ')')
+            counts[1] += 1
+            k = (counts[1] - 1) % epochs
+            return float(values[1][k]), float(values[2][k])
+
+        names = answers.fit.__globals__
+        saved = {name: names[name] for name in ('train_one_epoch', 'evaluate') if name in names}
+        names.update(train_one_epoch=fake_train_one_epoch, evaluate=fake_evaluate)
+        try:
+            history = answers.fit(net, train_loader, val_loader, sgd, cross_entropy, device, epochs)
+        finally:
+            for name in ('train_one_epoch', 'evaluate'):
+                names.pop(name, None)
+            names.update(saved)
+        record('stand_in.log', log)
+        for key in ('train_loss', 'val_loss', 'val_accuracy'):
+            record('stand_in.' + key, [float(v) for v in history[key]])
+            record('stand_in.' + key + '_floats', all(isinstance(v, float) for v in history[key]))
+    except Exception as error:
+        record('stand_in.error', type(error).__name__ + ': ' + str(error)[:200])
+    try:  # 2. the real thing, for a fit that writes its loop out
+        net = probe_net(inputs['fit.seed'], d_in, hidden, 3)
+        history = answers.fit(net, *probe_loaders(inputs, 2), torch.optim.Adam(net.parameters(), lr=0.01),
+                      nn.CrossEntropyLoss(), device, epochs)
+        for key in ('train_loss', 'val_loss', 'val_accuracy'):
+            record('real.' + key, [float(v) for v in history[key]])
+    except Exception as error:
+        record('real.error', type(error).__name__ + ': ' + str(error)[:200])
+
+
+def expected_make_loaders(inputs) -> dict:
+    """What the split must be: sizes, and whether the reference reshuffles and depends on the seed."""
+    from helpers.reference import data_loading as ref
+
+    n, fraction, batch = int(inputs["loaders.n"]), float(inputs["loaders.fraction"]), int(inputs["loaders.batch"])
+    seed, other = (int(v) for v in inputs["loaders.seeds"][:2])
+    train_loader, val_loader = ref.make_loaders(ProbeIds(n), batch, fraction, seed)
+    first = probe_ids(train_loader)
+    loaders = {"n": n, "n_val": int(fraction * n), "batch_size": batch,
+               "reshuffles": first != probe_ids(train_loader),
+               "seed_matters": sorted(probe_ids(val_loader)) != sorted(
+                   probe_ids(ref.make_loaders(ProbeIds(n), batch, fraction, other)[1]))}
+    return loaders
+
+
+def _first_problem(got: dict, want: dict, keys, rtol: float, atol: float) -> str | None:
+    for key in keys:
+        if key not in got:
+            return f"gave no {key}"
+        message = compare_arrays(got[key], np.asarray(want[key]), rtol=rtol, atol=atol)
+        if message:
+            return f"{key} {message}"
+    return None
+
+
+def _judge_make_loaders(got: dict, want: dict) -> str | None:
+    """The split's properties: sizes, disjoint and complete, reproducible from the seed, shuffling."""
+    missing = [k for k in ("val", "train1", "train2", "val2", "train_batches", "val_batches",
+                           "again_val", "again_train1", "other_val") if k not in got]
+    if missing:
+        return f"make_loaders gave no {missing[0]}"
+    ids = {k: [int(v) for v in np.asarray(got[k]).ravel()] for k in got}
+    n, n_val, batch = int(want["n"]), int(want["n_val"]), int(want["batch_size"])
+    where = f"(N={n}, batch_size={batch}: inputs your notebook never saw)"
+    if len(ids["val"]) != n_val:
+        return f"make_loaders: {len(ids['val'])} validation samples; expected int(val_fraction * N) = {n_val} {where}"
+    if set(ids["train1"]) & set(ids["val"]):
+        return f"make_loaders: some samples are in both the training and the validation loader {where}"
+    if sorted(ids["train1"] + ids["val"]) != list(range(n)):
+        return f"make_loaders: the two loaders together do not hold every sample exactly once {where}"
+    for name in ("train_batches", "val_batches"):
+        sizes = ids[name]
+        if not sizes or any(size != batch for size in sizes[:-1]) or not 0 < sizes[-1] <= batch:
+            return f"make_loaders: {name.split('_')[0]} batches of sizes {sizes[:8]}; expected batches of {batch} {where}"
+    if ids["again_val"] != ids["val"] or ids["again_train1"] != ids["train1"]:
+        return f"make_loaders: a second call with the same seed gave another split or order {where}"
+    if ids["val2"] != ids["val"]:
+        return f"make_loaders: the validation loader changed its order between two passes {where}"
+    if bool(want["reshuffles"]) and ids["train2"] == ids["train1"]:
+        return f"make_loaders: the training loader gave the same order in two epochs {where}"
+    if bool(want["seed_matters"]) and sorted(ids["other_val"]) == sorted(ids["val"]):
+        return f"make_loaders: another seed gave the same validation set {where}"
+    return None
+
+
+def _judge_fit(got: dict, want: dict) -> str | None:
+    """Right calls with the stand-ins, or (a loop written out) the reference's numbers."""
+    stand_in = [k for k in want if k.startswith("stand_in.")]
+    problem = (f"raised {got['stand_in.error']}" if "stand_in.error" in got
+               else _first_problem(got, want, stand_in, rtol=1e-12, atol=0))
+    if problem is None:
+        return None
+    if _first_problem(got, want, [k for k in want if k.startswith("real.")], rtol=1e-7, atol=1e-9) is None:
+        return None  # its own loop, with the reference's results
+    if "stand_in.log" in got and "log" in problem:
+        calls = ", ".join(str(v) for v in np.asarray(got["stand_in.log"]).ravel()[:6])
+        return (f"fit called {calls or 'nothing'}; expected train_one_epoch(train_loader), then "
+                "evaluate(val_loader), once per epoch, with fit's own model, optimizer and loss_fn")
+    return f"fit: {problem.replace('stand_in.', 'history ')} (on inputs your notebook never saw)"
+
+
+PROBE = Probe(
+    assignment="06_data_loading",
+    reference="helpers.reference.data_loading",
+    make_inputs=make_inputs,
+    exercises={
+        # float64 models: only the order of float operations differs between two correct answers.
+        "TensorPairDataset": Exercise(run_TensorPairDataset, tolerance=Tolerance(1e-6, 1e-6)),  # float32 too
+        "make_loaders": Exercise(run_make_loaders, expected=expected_make_loaders, judge=_judge_make_loaders),
+        "train_one_epoch": Exercise(run_train_one_epoch, tolerance=Tolerance(1e-7, 1e-9)),
+        "evaluate": Exercise(run_evaluate, tolerance=Tolerance(1e-9, 1e-12)),
+        "fit": Exercise(run_fit, judge=_judge_fit),
+    },
+)

@@ -1,0 +1,464 @@
+"""Probes of 08_gpu_batch_timing: devices, batch moves, timing and sweeps on cases the notebook never used.
+
+Timings are not reproducible, so `time_train_step` runs a probe model whose every forward pass lasts
+STEP seconds, and the warm-up and a minority of timed calls DELAY more, both slept for real and
+added to a virtual clock (each reading one microsecond later) that stands in for the usual clocks,
+including a clock the student's globals bound at import (`from time import perf_counter`). An answer
+timed by a clock it cannot stand in for is judged against the real time each step can have taken,
+measured in the same run, so a busy machine never costs a correct answer a point. It is judged by properties: how many forward passes, on which shapes, a result near STEP (the median
+of the timed steps: not their mean, not per sample, not the warm-up), and weights that move by one
+SGD step on a fresh gradient per call. A real run on a tiny MLP must give positive, finite numbers. `batch_size_sweep` times through a stand-in `time_train_step`.
+`get_device` must name what this grading machine has; `find_saturation` and `peak_tflops` are
+pure functions, compared exactly with the reference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from unittest import mock
+
+import numpy as np
+import torch
+from torch import nn
+
+from autograder.probes import EXACT, Exercise, Probe, Tolerance, compare_arrays
+
+STEP = 0.004  # seconds every forward pass of the probe model lasts: the answer a right median gives
+DELAY = 0.05  # seconds more for a slow call (warm-up, hiccups): a mean of 5 or 7 steps with 2 or 3 of them
+# is at least 0.014 s above STEP
+SLACK = 0.01  # what a real clock may add to STEP on a busy machine, below that 0.014
+
+
+def _spec(rng: np.random.Generator, depth: int = 0):
+    """A random nested batch description: tensors, numbers, strings, None in lists, tuples and dicts."""
+    kinds = ["tensor", "tensor", "int", "float", "str", "none"] + (["list", "tuple", "dict"] * 2 if depth < 3 else [])
+    kind = str(rng.choice(kinds))
+    if kind == "tensor":
+        return ["tensor", [int(v) for v in rng.integers(1, 4, size=int(rng.integers(0, 3)))],
+                str(rng.choice(["float32", "float64", "int64", "bool"]))]
+    if kind in ("list", "tuple"):
+        return [kind, [_spec(rng, depth + 1) for _ in range(int(rng.integers(0, 4)))]]
+    if kind == "dict":
+        return ["dict", {f"key{i}": _spec(rng, depth + 1) for i in range(int(rng.integers(0, 4)))}]
+    return {"int": ["int", int(rng.integers(-9, 99))], "float": ["float", round(float(rng.uniform(-5, 5)), 3)],
+            "str": ["str", str(rng.choice(["label", "id", "text"]))], "none": ["none"]}[kind]
+
+
+def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Nested batches, GPU figures, slow calls for the timing, batch sizes and throughput curves."""
+    warmup, repeats = int(rng.integers(2, 5)), int(rng.choice([5, 7]))
+    hiccups = rng.choice(np.arange(warmup + 1, warmup + repeats + 1), size=(repeats - 1) // 2, replace=False)
+    skeleton = ["tuple", [["dict", {"x": ["tensor", [2, 3], "float32"],
+                                    "pairs": ["list", [["tuple", [["tensor", [4], "int64"], ["none"]]], ["str", "label"]]]}],
+                          _spec(rng, 1), _spec(rng, 1)]]
+    curves = 6
+    sizes = np.stack([np.sort(rng.choice(2 ** np.arange(13), size=9, replace=False)) for _ in range(curves)])
+    knees = 2.0 ** rng.integers(0, 9, size=(curves, 1))
+    throughput = rng.uniform(1e2, 1e5, size=(curves, 1)) * sizes / (sizes + knees) * rng.uniform(0.93, 1.07, size=sizes.shape)
+    throughput[-1] = throughput[-1, 0]  # a flat curve: the smallest batch already saturates
+    sweep_sizes = rng.permutation(rng.choice(np.arange(1, 300), size=int(rng.integers(3, 6)), replace=False))
+    return {
+        "to_device.spec": np.asarray(json.dumps(skeleton)),
+        "peak.figures": np.column_stack([rng.integers(1, 200, size=6), rng.choice([4, 32, 64, 128], size=6),
+                                         rng.choice([1, 2, 4, 256, 512], size=6), rng.uniform(0.3, 3.0, size=6)]),
+        "step.counts": np.asarray([warmup, repeats, int(rng.integers(2, 10))]),  # and the batch size
+        "step.shape": rng.integers(1, 5, size=int(rng.integers(1, 3))),
+        "step.bias": rng.standard_normal(5) * 2,
+        "step.delayed": np.concatenate([np.arange(1, warmup + 1), hiccups]),
+        "sweep.sizes": sweep_sizes, "sweep.counts": rng.integers(1, 6, size=2),
+        "sweep.cost": np.asarray([rng.uniform(1e-4, 1e-2), rng.uniform(1e-6, 1e-4)]),
+        "saturation.sizes": sizes, "saturation.throughput": throughput,
+        "saturation.tolerance": np.concatenate([[-1.0], rng.uniform(0.01, 0.5, size=curves - 1)]),  # -1: default
+    }
+
+
+def probe_build(spec):
+    """The batch that a spec from make_inputs describes."""
+    kind = spec[0]
+    if kind == "tensor":
+        return torch.ones(spec[1], dtype=getattr(torch, spec[2]))
+    if kind in ("list", "tuple"):
+        items = [probe_build(item) for item in spec[1]]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {key: probe_build(value) for key, value in spec[1].items()}
+    return None if kind == "none" else spec[1]
+
+
+def probe_describe(batch, path="batch"):
+    """One line per node: containers with their type and keys, tensors with device, dtype and shape."""
+    if isinstance(batch, torch.Tensor):
+        return [f"{path}: tensor on {batch.device.type}, {batch.dtype}, shape {tuple(batch.shape)}"]
+    if isinstance(batch, dict):
+        lines = [f"{path}: dict with keys {list(batch)}"]
+        return lines + [line for key, value in batch.items() for line in probe_describe(value, f"{path}[{key!r}]")]
+    if isinstance(batch, (list, tuple)):
+        lines = [f"{path}: {type(batch).__name__} of {len(batch)}"]
+        return lines + [line for i, item in enumerate(batch) for line in probe_describe(item, f"{path}[{i}]")]
+    return [f"{path}: {type(batch).__name__} {batch!r}"]
+
+
+probe_real_clock = time.perf_counter  # bound before the virtual clock stands in for it
+
+
+class ProbeClock:
+    """Stands in for the clocks while active: each reading one microsecond later, plus advance().
+
+    Besides the clocks of `time` and `timeit`, it replaces every name in the globals (and default
+    arguments) of the functions given that is bound to one of those clocks, so that
+    `from time import perf_counter` reads it too. `reads` counts the readings.
+    """
+
+    # torch.utils.benchmark.timer too: torch < 2.9 binds it to the real clock at import on a CPU.
+    names = ("time.perf_counter", "time.time", "time.monotonic", "timeit.default_timer",
+             "torch.utils.benchmark.timer")
+    ns_names = ("time.perf_counter_ns", "time.time_ns", "time.monotonic_ns")
+
+    def __init__(self):
+        self.now, self.reads = 1000.0, 0
+
+    def read(self):
+        self.now += 1e-6
+        self.reads += 1
+        return self.now
+
+    def read_ns(self):
+        return int(self.read() * 1e9)
+
+    def advance(self, seconds):
+        self.now += seconds
+
+    @contextlib.contextmanager
+    def active(self, *functions):
+        import timeit
+
+        real = {time.perf_counter: self.read, time.time: self.read, time.monotonic: self.read,
+                timeit.default_timer: self.read, time.perf_counter_ns: self.read_ns,
+                time.time_ns: self.read_ns, time.monotonic_ns: self.read_ns}
+        patches = [mock.patch(name, self.read) for name in self.names]
+        patches += [mock.patch(name, self.read_ns) for name in self.ns_names]
+        for function in functions:
+            names = getattr(function, "__globals__", {})
+            for key, value in list(names.items()):
+                if callable(value) and not isinstance(value, type) and value in real:
+                    patches.append(mock.patch.dict(names, {key: real[value]}))
+            defaults = getattr(function, "__defaults__", None)
+            if defaults and any(callable(v) and v in real for v in defaults):
+                patches.append(mock.patch.object(function, "__defaults__", tuple(
+                    real[v] if callable(v) and v in real else v for v in defaults)))
+        for patch in patches:
+            patch.start()
+        try:
+            yield self
+        finally:
+            for patch in reversed(patches):
+                patch.stop()
+
+
+class ProbeStepModel(nn.Module):
+    """Logits = a float64 bias, whatever the input: records each call's input shape and bias; each call
+    lasts `step` seconds and those in `delayed` (1-based) `delay` more, for real and on `clock`."""
+
+    def __init__(self, input_shape, bias, delayed, step, delay, clock):
+        super().__init__()
+        self.input_shape = tuple(int(v) for v in input_shape)
+        self.bias = nn.Parameter(torch.tensor(bias, dtype=torch.float64))
+        self.delayed, self.step, self.delay, self.clock = {int(k) for k in delayed}, step, delay, clock
+        self.calls, self.shapes, self.biases, self.real = 0, [], [], []
+
+    def forward(self, x):
+        self.calls += 1
+        self.shapes.append(str(tuple(x.shape)))
+        self.biases.append(self.bias.detach().clone())
+        seconds = self.step + (self.delay if self.calls in self.delayed else 0.0)
+        start = probe_real_clock()
+        time.sleep(seconds)
+        self.real.append([start, probe_real_clock()])  # when this forward pass began and ended
+        self.clock.advance(seconds)
+        return self.bias.expand(x.shape[0], -1) + 0.0 * x.flatten(1).sum(1, keepdim=True)
+
+
+class ProbeGpuBusy(nn.Module):
+    """Each forward pass queues 40 large matmuls on its device, then a tiny classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.input_shape = (8,)
+        self.linear = nn.Linear(8, 3)
+        self.register_buffer("big", torch.randn(2048, 2048))
+
+    def forward(self, x):
+        for _ in range(40):
+            torch.mm(self.big, self.big)
+        return self.linear(x)
+
+
+def run_get_device(answers, inputs, record):
+    device = answers.get_device()
+    record('is_device', isinstance(device, torch.device))
+    record('type', torch.device(device).type)
+    mocked = []
+    for cuda, mps in ((True, True), (True, False), (False, True), (False, False)):
+        with mock.patch('torch.cuda.is_available', return_value=cuda), \
+                mock.patch('torch.backends.mps.is_available', return_value=mps):
+            mocked.append(torch.device(answers.get_device()).type)
+    record('mocked', mocked)
+
+
+def run_to_device(answers, inputs, record):
+    batch = probe_build(json.loads(str(inputs['to_device.spec'])))
+    record('moved', probe_describe(answers.to_device(batch, torch.device('meta'))))
+    record('tensor', probe_describe(answers.to_device(torch.zeros(2, 1), torch.device('meta'))))
+
+
+def run_peak_tflops(answers, inputs, record):
+    record('tflops', [float(answers.peak_tflops(int(sm), int(cores), int(flops), float(ghz)))
+                      for sm, cores, flops, ghz in inputs['peak.figures']])
+
+
+def run_time_train_step(answers, inputs, record):
+    warmup, repeats, batch_size = (int(v) for v in inputs['step.counts'])
+    clock = ProbeClock()
+    model = ProbeStepModel(inputs['step.shape'], inputs['step.bias'], inputs['step.delayed'], STEP, DELAY, clock)
+    called = probe_real_clock()
+    with clock.active(answers.time_train_step):
+        seconds = answers.time_train_step(model, batch_size, torch.device('cpu'), warmup, repeats)
+    record('real_calls', [called, *(t for forward in model.real for t in forward), probe_real_clock()])
+    record('virtual_reads', clock.reads)
+    record('seconds', float(seconds))
+    record('calls', model.calls)
+    record('shapes', model.shapes)
+    record('biases', torch.stack(model.biases + [model.bias.detach().clone()]))
+    real = []  # a real step on a tiny MLP, by the real clock
+    for size in (4, 256):
+        torch.manual_seed(0)
+        mlp = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
+        mlp.input_shape = (32,)
+        real.append(float(answers.time_train_step(mlp, size, torch.device('cpu'), 1, 3)))
+    record('real_seconds', real)
+    if torch.cuda.is_available():  # does the clock wait for queued GPU work?
+        busy, x = ProbeGpuBusy().cuda(), torch.randn(4, 8, device='cuda')
+        busy(x)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        busy(x)
+        torch.cuda.synchronize()
+        record('gpu_work', time.perf_counter() - start)
+        record('gpu_measured', float(answers.time_train_step(ProbeGpuBusy(), 4, torch.device('cuda'), 1, 3)))
+
+
+def run_batch_size_sweep(answers, inputs, record):
+    sizes = [int(b) for b in inputs['sweep.sizes']]
+    warmup, repeats = (int(v) for v in inputs['sweep.counts'])
+    fixed, per_sample = (float(v) for v in inputs['sweep.cost'])
+    calls, made = [], []
+
+    def make_model():
+        net = nn.Linear(2, 2)
+        net.input_shape = (2,)
+        made.append(net)
+        return net
+
+    def fake_time_train_step(model, batch_size, device, warmup, repeats):
+        index = next((i for i, net in enumerate(made) if net is model), -1)
+        calls.append([int(batch_size), int(warmup), int(repeats), index])
+        return fixed + per_sample * batch_size
+
+    names = answers.batch_size_sweep.__globals__
+    saved = names.get('time_train_step')
+    names['time_train_step'] = fake_time_train_step
+    try:
+        results = answers.batch_size_sweep(make_model, sizes, torch.device('cpu'), warmup=warmup, repeats=repeats)
+    finally:
+        if saved is None:
+            names.pop('time_train_step', None)
+        else:
+            names['time_train_step'] = saved
+    record('calls', calls)
+    for key in ('batch_size', 'seconds', 'samples_per_second'):
+        record(key, [float(r[key]) for r in results])
+
+
+def run_find_saturation(answers, inputs, record):
+    chosen = []
+    for sizes, throughput, tolerance in zip(inputs['saturation.sizes'], inputs['saturation.throughput'],
+                                            inputs['saturation.tolerance']):
+        results = [{'batch_size': int(b), 'seconds': int(b) / float(s), 'samples_per_second': float(s)}
+                   for b, s in zip(sizes, throughput)]
+        results = results[::2] + results[1::2]  # not sorted by batch size
+        if tolerance < 0:  # the default tolerance
+            chosen.append(int(answers.find_saturation(results)))
+        else:
+            chosen.append(int(answers.find_saturation(results, tolerance=float(tolerance))))
+    record('batch_sizes', chosen)
+
+
+def expected_get_device(inputs) -> dict:
+    """What this grading machine has."""
+    from helpers.device import pick_device
+
+    return {"is_device": True, "type": pick_device().type, "mocked": np.asarray(["cuda", "cuda", "mps", "cpu"])}
+
+
+def expected_to_device(inputs) -> dict:
+    from helpers.reference import gpu_batch_timing as ref
+
+    meta = torch.device("meta")
+    batch = probe_build(json.loads(str(inputs["to_device.spec"])))
+    return {"moved": np.asarray(probe_describe(ref.to_device(batch, meta))),
+            "tensor": np.asarray(probe_describe(torch.zeros(2, 1, device=meta)))}
+
+
+def expected_peak_tflops(inputs) -> dict:
+    from helpers.reference import gpu_batch_timing as ref
+
+    return {"tflops": np.asarray([ref.peak_tflops(int(sm), int(cores), int(flops), float(ghz))
+                                  for sm, cores, flops, ghz in inputs["peak.figures"]])}
+
+
+def expected_time_train_step(inputs) -> dict:
+    """What the properties of the timing are judged against."""
+    warmup, repeats, batch_size = (int(v) for v in inputs["step.counts"])
+    shape = (batch_size, *(int(v) for v in inputs["step.shape"]))
+    return {"calls": warmup + repeats, "warmup": warmup, "shapes": np.asarray([str(shape)] * (warmup + repeats)),
+            "gpu": torch.cuda.is_available()}
+
+
+def expected_batch_size_sweep(inputs) -> dict:
+    sizes = [int(b) for b in inputs["sweep.sizes"]]
+    fixed, per_sample = (float(v) for v in inputs["sweep.cost"])
+    seconds = [fixed + per_sample * b for b in sizes]
+    return {"calls": np.asarray([[b, *(int(v) for v in inputs["sweep.counts"]), i] for i, b in enumerate(sizes)]),
+            "batch_size": np.asarray(sizes, dtype=float), "seconds": np.asarray(seconds),
+            "samples_per_second": np.asarray(sizes) / np.asarray(seconds)}
+
+
+def expected_find_saturation(inputs) -> dict:
+    from helpers.reference import gpu_batch_timing as ref
+
+    answers = []
+    for sizes_row, throughput, tolerance in zip(inputs["saturation.sizes"], inputs["saturation.throughput"],
+                                                inputs["saturation.tolerance"]):
+        results = [{"batch_size": int(b), "samples_per_second": float(s)} for b, s in zip(sizes_row, throughput)]
+        answers.append(ref.find_saturation(results) if tolerance < 0 else ref.find_saturation(results, float(tolerance)))
+    return {"batch_sizes": np.asarray(answers)}
+
+
+def _judge_to_device(got: dict, want: dict) -> str | None:
+    """The first node that differs, named by its path in the batch."""
+    for key in ("tensor", "moved"):
+        if key not in got:
+            return f"to_device gave no {key}"
+        lines, wanted = [str(v) for v in np.asarray(got[key]).ravel()], [str(v) for v in want[key]]
+        for line, expected_line in zip(lines + [""] * len(wanted), wanted):
+            if line != expected_line:
+                return (f"to_device(batch, meta) on a nested batch your notebook never saw: "
+                        f"{line or 'nothing'}; expected {expected_line}")
+        if len(lines) != len(wanted):
+            return f"to_device(batch, meta): {len(lines)} nodes in the result; expected {len(wanted)}"
+    return None
+
+
+def _sgd_steps(biases: np.ndarray) -> str | None:
+    """None when each update is -lr x the fresh gradient of the cross-entropy with labels 0, one lr for all."""
+    logits = biases[:-1]  # (calls, C): the bias each forward pass saw; the last row is after the last step
+    softmax = np.exp(logits - logits.max(axis=1, keepdims=True))
+    gradients = softmax / softmax.sum(axis=1, keepdims=True) - np.eye(biases.shape[1])[0]  # (calls, C)
+    updates = np.diff(biases, axis=0)
+    if not np.any(updates):
+        return ("the model's weights never changed: the timed step must be a whole training step "
+                "(zero_grad, forward, F.cross_entropy, backward, optimizer.step())")
+    rates = -np.sum(updates * gradients, axis=1) / np.sum(gradients * gradients, axis=1)
+    residual = np.abs(updates + rates[:, None] * gradients).max(axis=1)
+    if (np.all(rates > 0) and np.ptp(rates) <= 1e-3 * rates.max()
+            and np.all(residual <= 1e-3 * np.abs(updates).max(axis=1))):
+        return None
+    if np.all(rates > 0) and rates[-1] > 1.5 * rates[0]:
+        return ("each step moved the weights further than the one before, as when gradients pile up: "
+                "call optimizer.zero_grad() in every step, and use torch.optim.SGD without momentum")
+    return ("the weights did not move by one SGD step on a fresh gradient per step "
+            "(torch.optim.SGD, labels torch.zeros(batch_size, dtype=torch.long), zero_grad every step)")
+
+
+def _real_step_bound(stamps: np.ndarray, calls: int, warmup: int) -> float:
+    """The median, over the timed steps, of the real time from the end of the forward pass before
+    a step to the start of the forward pass after it: no timed step can have lasted longer, however
+    busy the machine. stamps: [call start, (forward start, forward end) per call, call end]."""
+    if stamps.shape != (2 * calls + 2,):
+        return 0.0
+    ends = np.concatenate([stamps[:1], stamps[2:-2:2]])  # ends[i]: end of forward i-1 (the call's start for i=0)
+    starts = np.concatenate([stamps[3:-1:2], stamps[-1:]])  # starts[i]: start of forward i+1 (the call's end)
+    return float(np.median((starts - ends)[warmup:]))
+
+
+def _judge_time_train_step(got: dict, want: dict) -> str | None:
+    for key in ("seconds", "calls", "shapes", "biases", "real_seconds"):
+        if key not in got:
+            return f"time_train_step gave no {key}"
+    calls, expected_calls = int(got["calls"]), int(want["calls"])
+    if calls != expected_calls:
+        return (f"time_train_step ran {calls} forward passes; expected warmup + repeats = {expected_calls} "
+                "(warm-up steps untimed, then one timed step per repeat)")
+    shapes = [str(v) for v in np.asarray(got["shapes"]).ravel()]
+    if shapes != [str(v) for v in want["shapes"]]:
+        return f"time_train_step fed inputs of shapes {sorted(set(shapes))}; expected {want['shapes'][0]} = (batch_size, *model.input_shape)"
+    seconds = float(got["seconds"])
+    limit = STEP + SLACK
+    if int(got.get("virtual_reads", 0)) < 2:  # timed by a clock the grader could not stand in for
+        stamps = np.asarray(got.get("real_calls", []), np.float64).ravel()
+        limit = max(limit, _real_step_bound(stamps, expected_calls, int(want["warmup"])))
+    if not np.isfinite(seconds) or not 0.75 * STEP <= seconds <= limit:
+        return (f"time_train_step returned {seconds:.4g} s for a model whose steps take {STEP} s, the warm-up and "
+                f"a few hiccups {STEP + DELAY:g} s: return the median seconds of one timed step (not their mean, "
+                "not per sample), and do not time the warm-up")
+    problem = _sgd_steps(np.asarray(got["biases"], dtype=np.float64))
+    if problem:
+        return f"time_train_step: {problem}"
+    real = np.asarray(got["real_seconds"], dtype=np.float64).ravel()
+    if real.shape != (2,) or not np.all(np.isfinite(real)) or not np.all((real > 0) & (real < 5)):
+        return f"time_train_step on a tiny MLP returned {real.tolist()} seconds: expected positive, finite, well under 5 s"
+    if bool(want["gpu"]):
+        if "gpu_measured" not in got or "gpu_work" not in got:
+            return "time_train_step was not measured on the GPU"
+        if not float(got["gpu_measured"]) > 0.5 * float(got["gpu_work"]):
+            return ("on the GPU time_train_step returned less than the queued GPU work: synchronize before "
+                    "reading the clock (benchmark.timer(), torch.cuda.synchronize() or CUDA events)")
+    return None
+
+
+def _judge_sweep(got: dict, want: dict) -> str | None:
+    for key in ("calls", "batch_size", "seconds", "samples_per_second"):
+        if key not in got:
+            return f"batch_size_sweep gave no {key}"
+    calls, wanted = np.asarray(got["calls"]), np.asarray(want["calls"])
+    if calls.shape != wanted.shape or not np.array_equal(calls[:, :3], wanted[:, :3]):
+        return (f"batch_size_sweep called time_train_step with (batch_size, warmup, repeats) = "
+                f"{calls[:, :3].tolist() if calls.ndim == 2 else calls.tolist()}; expected {wanted[:, :3].tolist()}: "
+                "once per batch size, in the order given, warmup and repeats passed on")
+    if not np.array_equal(calls[:, 3], wanted[:, 3]):
+        return "batch_size_sweep timed the same model more than once: give every batch size a fresh make_model()"
+    for key, rtol in (("batch_size", 0.0), ("seconds", 1e-12), ("samples_per_second", 1e-9)):
+        message = compare_arrays(got[key], want[key], rtol=rtol, atol=0.0)
+        if message:
+            hint = " (batch_size / seconds)" if key == "samples_per_second" else ""
+            return f"batch_size_sweep: the results' {key} {message}{hint}"
+    return None
+
+
+PROBE = Probe(
+    assignment="08_gpu_batch_timing",
+    reference="helpers.reference.gpu_batch_timing",
+    make_inputs=make_inputs,
+    exercises={
+        "get_device": Exercise(run_get_device, expected=expected_get_device, tolerance=EXACT),
+        "to_device": Exercise(run_to_device, expected=expected_to_device, judge=_judge_to_device),
+        # the same product, perhaps in another order
+        "peak_tflops": Exercise(run_peak_tflops, expected=expected_peak_tflops, tolerance=Tolerance(1e-9, 0.0)),
+        "time_train_step": Exercise(run_time_train_step, expected=expected_time_train_step,
+                                    judge=_judge_time_train_step),
+        "batch_size_sweep": Exercise(run_batch_size_sweep, expected=expected_batch_size_sweep, judge=_judge_sweep),
+        "find_saturation": Exercise(run_find_saturation, expected=expected_find_saturation, tolerance=EXACT),
+    },
+)

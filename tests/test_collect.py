@@ -1,0 +1,201 @@
+"""`python -m autograder collect`: Canvas, Gradescope and plain zips laid out as SUBMITTED/.
+
+The downloads are built here in the shapes each LMS documents (file names, folders, metadata);
+tests/fixtures/lms/ holds Gradescope's metadata file. No notebook is executed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.__main__ import main
+from autograder.collect import Candidate, Collected, Entry, names_assignment, place
+from autograder.grade import collect as find_submissions
+from autograder.layout import CourseError
+
+LMS = Path(__file__).parent / "fixtures" / "lms"
+A = "00_fixture"
+
+
+def notebook(tag: str) -> bytes:
+    """A small valid notebook whose one cell says `tag` (to tell the copies apart)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(f"# {tag}", id="only-cell"))
+    return nbformat.writes(nb).encode()
+
+
+def make_zip(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return path
+
+
+def run(fixture_course, *args) -> int:
+    return main([*map(str, args), "--root", str(fixture_course.root)])
+
+
+def placed(submitted: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(submitted)): p.read_bytes()
+            for p in sorted(submitted.rglob("*")) if p.is_file()}
+
+
+def test_canvas_download_is_laid_out_by_canvas_user_id(fixture_course, tmp_path, capsys):
+    download = make_zip(tmp_path / "submissions.zip", {
+        f"doejane_1001_5001_{A}.ipynb": notebook("jane"),
+        f"smithbob_LATE_1002_5002_{A}.ipynb": notebook("bob first"),
+        f"smithbob_LATE_1002_5002_{A}-1.ipynb": notebook("bob again"),  # Canvas numbers a re-upload
+        f"leecarl_late_1003_5003_Copy of {A} (1).ipynb": notebook("carl"),  # Colab's name
+        "leecarl_late_1003_5003_notes.pdf": b"%PDF",
+        "readme.txt": b"not from Canvas",
+        f"__MACOSX/._doejane_1001_5001_{A}.ipynb": b"junk",
+    })
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", download, "--from", "canvas", "-a", A, "--out", out) == 0
+    assert placed(out) == {f"1001/{A}/{A}.ipynb": notebook("jane"),
+                           f"1002/{A}/{A}.ipynb": notebook("bob again"),
+                           f"1003/{A}/{A}.ipynb": notebook("carl")}
+    output = capsys.readouterr()
+    assert "3 notebook(s) of 00_fixture placed" in output.out
+    assert "marked late by Canvas: 1002, 1003" in output.out
+    assert f"smithbob_LATE_1002_5002_{A}.ipynb: 1002: a second notebook; kept the newer" in output.err
+    assert "leecarl_late_1003_5003_notes.pdf: user 1003 (leecarl): not a notebook" in output.err
+    assert "readme.txt: not a Canvas download name" in output.err
+    assert "__MACOSX" not in output.err
+
+
+def test_gradescope_export_keeps_times_and_every_group_member(fixture_course, tmp_path, capsys):
+    export = tmp_path / "assignment_77_export"
+    export.mkdir()
+    shutil.copy(LMS / "submission_metadata.yml", export)
+    for folder, name, tag in (("submission_9001", f"{A}.ipynb", "ada"),
+                              ("submission_9002", f"Copy of {A}.ipynb", "grace"),
+                              ("submission_9003", "homework.ipynb", "pair"),
+                              ("submission_9999", f"{A}.ipynb", "ghost")):
+        (export / folder).mkdir()
+        (export / folder / name).write_bytes(notebook(tag))
+    (export / "submission_9002" / "data.csv").write_text("x\n")
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", tmp_path, "--from", "gradescope", "-a", A, "--out", out) == 0
+    files = placed(out)
+    assert files[f"A100/{A}/{A}.ipynb"] == notebook("ada")
+    assert files[f"A200/{A}/{A}.ipynb"] == notebook("grace")
+    # A group submission: each member gets it; one without an SID is known by email.
+    assert files[f"alan@uni.edu/{A}/{A}.ipynb"] == files[f"A400/{A}/{A}.ipynb"] == notebook("pair")
+    # nbgrader's timestamp.txt, in UTC: 09:03 at -08:00 is 17:03 UTC.
+    assert files[f"A100/{A}/timestamp.txt"] == b"2026-11-20 17:03:00.000000 UTC\n"
+    assert files[f"A200/{A}/timestamp.txt"] == b"2026-12-03 10:30:00.000000 UTC\n"
+    err = capsys.readouterr().err
+    assert "submission_9002/data.csv: submission_9002: not a notebook" in err
+    assert "submission_9999/00_fixture.ipynb: not inside a submission folder listed in" in err
+    # grade reads the time back into grades.csv's submitted_at.
+    (ada,) = [s for s in find_submissions(out, [A]) if s.student_id == "A100"]
+    assert ada.submitted_at == "2026-11-20T17:03:00+00:00"
+
+
+def test_plain_zip_accepts_the_three_documented_shapes(fixture_course, tmp_path, capsys):
+    download = make_zip(tmp_path / "class.zip", {
+        "alice/my work.ipynb": notebook("alice"),
+        f"bob/{A}/Copy of {A}.ipynb": notebook("bob"),
+        f"bob/{A}/timestamp.txt": b"2026-11-29 08:00:00.000000 UTC",
+        f"carol_{A}.ipynb": notebook("carol"),
+        f"dan_Copy of {A} (2).ipynb": notebook("dan"),
+        "erin_homework.ipynb": notebook("erin"),
+        "frank/notes.txt": b"no notebook",
+        "gina/a/b/deep.ipynb": notebook("gina"),
+    })
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", download, "--from", "zip", "-a", A, "--out", out) == 0
+    files = placed(out)
+    assert {k for k in files if k.endswith(".ipynb")} == {
+        f"{s}/{A}/{A}.ipynb" for s in ("alice", "bob", "carol", "dan")}
+    assert files[f"carol/{A}/{A}.ipynb"] == notebook("carol")
+    assert files[f"bob/{A}/timestamp.txt"] == b"2026-11-29 08:00:00.000000 UTC\n"
+    err = capsys.readouterr().err
+    assert f"erin_homework.ipynb: a notebook at the top must be named <student>_{A}.ipynb" in err
+    assert "frank/notes.txt: not a notebook" in err
+    assert "gina/a/b/deep.ipynb: expected <student>/" in err
+
+
+def test_an_existing_submission_stops_the_command_unless_replace(fixture_course, tmp_path, capsys):
+    out = tmp_path / "submitted"
+    first = make_zip(tmp_path / "first.zip", {f"alice/{A}.ipynb": notebook("v1"),
+                                              f"bob/{A}.ipynb": notebook("bob v1")})
+    assert run(fixture_course, "collect", first, "--from", "zip", "-a", A, "--out", out) == 0
+    before = placed(out)
+    second = make_zip(tmp_path / "second.zip", {f"alice/{A}.ipynb": notebook("v2"),
+                                                f"zoe/{A}.ipynb": notebook("zoe")})
+    assert run(fixture_course, "collect", second, "--from", "zip", "-a", A, "--out", out) == 2
+    assert "already holds 00_fixture for 1 student(s) (alice); nothing was written" in capsys.readouterr().err
+    assert placed(out) == before  # zoe was not added either
+    assert run(fixture_course, "collect", second, "--from", "zip", "-a", A, "--out", out,
+               "--replace") == 0
+    after = placed(out)
+    assert after[f"alice/{A}/{A}.ipynb"] == notebook("v2")
+    assert after[f"zoe/{A}/{A}.ipynb"] == notebook("zoe")
+    assert after[f"bob/{A}/{A}.ipynb"] == notebook("bob v1")
+    assert not [p for p in out.iterdir() if p.name.startswith(".collect-")]
+
+
+def test_a_failure_while_staging_writes_nothing(tmp_path):
+    def broken() -> bytes:
+        raise OSError("disk full")
+
+    found = Collected(placed={
+        "alice": Candidate("alice", Entry(Path("a.ipynb"), lambda: notebook("a")), True),
+        "bob": Candidate("bob", Entry(Path("b.ipynb"), broken), True)})
+    out = tmp_path / "submitted"
+    with pytest.raises(OSError):
+        place(found, A, out)
+    assert list(out.iterdir()) == []
+
+
+def test_an_assignment_not_in_source_is_refused(fixture_course, tmp_path, capsys):
+    download = make_zip(tmp_path / "d.zip", {"alice/x.ipynb": notebook("a")})
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", download, "--from", "zip", "-a", "99_nope", "--out", out) == 2
+    assert "no assignment 99_nope" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_gradescope_download_without_its_metadata_is_refused(fixture_course, tmp_path, capsys):
+    download = make_zip(tmp_path / "d.zip", {f"submission_1/{A}.ipynb": notebook("a")})
+    assert run(fixture_course, "collect", download, "--from", "gradescope", "-a", A,
+               "--out", tmp_path / "s") == 2
+    assert "holds one submission_metadata.yml; this one has 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, copy", [
+    (f"{A}.ipynb", 0), (f"Copy of {A}.ipynb", 0), (f"Copy of Copy of {A}.ipynb", 0),
+    (f"{A} (2).ipynb", 2), (f"Copy of {A} (1).ipynb", 1), (f"{A}-3.ipynb", 3),
+    (f"Copy_of_{A}.ipynb", 0), (f"copy of {A}.ipynb", 0),
+    ("homework.ipynb", None), ("01_other.ipynb", None), (f"{A}_old.ipynb", None),
+])
+def test_names_assignment_sees_through_colab_canvas_and_browser_renames(name, copy):
+    assert names_assignment(name, A) == copy
+
+
+@pytest.mark.parametrize("name, parts", [
+    ("doejane_1001_5001_00_fixture.ipynb", ("doejane", None, "1001", "5001", "00_fixture.ipynb")),
+    ("doejane_LATE_1001_5001_Copy of x.ipynb", ("doejane", "LATE", "1001", "5001", "Copy of x.ipynb")),
+    ("o_brien_late_7_8_hw_1.ipynb", ("o_brien", "late", "7", "8", "hw_1.ipynb")),
+    ("doejane_1001_text.html", None),  # a text entry: no submission id, no file
+])
+def test_canvas_names_are_read_as_canvas_writes_them(name, parts):
+    from autograder.collect import CANVAS_NAME
+
+    match = CANVAS_NAME.match(name)
+    assert (match.group("name", "late", "user", "submission", "file") if match else None) == parts
+
+
+def test_a_download_that_is_no_zip_is_refused(tmp_path):
+    from autograder.collect import read_download
+
+    (tmp_path / "x.zip").write_text("not a zip")
+    with pytest.raises(CourseError, match="neither a folder nor a zip"):
+        read_download(tmp_path / "x.zip")

@@ -1,0 +1,215 @@
+"""`python -m autograder export`: grades.csv to Canvas, Gradescope and a wide table, late penalties.
+
+grades.csv is written here in grade's format (autograder/grade.py's CSV_COLUMNS); the rosters are
+tests/fixtures/lms/ (Canvas's gradebook export, Gradescope's roster). No notebook is executed.
+"""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from autograder.__main__ import main
+from autograder.grade import CSV_COLUMNS
+from autograder.lateness import LatePolicy, load_policy, parse_due
+from autograder.layout import CourseError
+
+LMS = Path(__file__).parent / "fixtures" / "lms"
+A = "00_fixture"
+DUE = "2026-12-01T23:59:00+00:00"
+POLICY = f"""
+[tool.course]
+late_penalty_per_day = 0.1
+late_penalty_cap = 0.5
+
+[tool.course.due]
+"{A}" = "{DUE}"
+"""
+
+
+def write_grades(folder: Path, rows: list[tuple]) -> Path:
+    """grades.csv with (student_id, score, submitted_at[, assignment, status]) rows."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "grades.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for student, score, when, *rest in rows:
+            assignment, status = (rest + [A, "graded"][len(rest):])[:2]
+            writer.writerow({"student_id": student, "assignment": assignment, "score": score,
+                             "max_score": "6", "status": status, "reason": "", "warnings": "",
+                             "submitted_at": when})
+    return folder
+
+
+@pytest.fixture
+def course(fixture_course):
+    (fixture_course.root / "pyproject.toml").write_text(POLICY)
+    return fixture_course
+
+
+def export(course, *args) -> int:
+    return main(["export", *map(str, args), "--root", str(course.root)])
+
+
+def read(path: Path) -> list[list[str]]:
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def at(days: float) -> datetime:
+    """`days` after the due date (negative: before)."""
+    return datetime.fromisoformat(DUE) + timedelta(days=days)
+
+
+@pytest.mark.parametrize("late_by_days, score, penalty", [
+    (-3, 6, 0),  # early
+    (0, 6, 0),  # exactly at the due date
+    (1 / 86400, 6, 0.6),  # one second late is a started day: 10 % of 6
+    (2 + 1 / 24, 6, 1.8),  # 2 days and an hour: 3 started days
+    (10, 6, 3.0),  # capped at 50 %
+    (3, 0.5, 0.5),  # never more than the score
+])
+def test_late_penalty_is_a_fraction_of_max_score_per_started_day(late_by_days, score, penalty):
+    policy = load_policy({"due": {A: DUE}, "late_penalty_per_day": 0.1, "late_penalty_cap": 0.5}, [A])
+    assert policy.penalty(A, at(late_by_days), score, 6.0) == pytest.approx(penalty)
+
+
+def test_no_due_date_or_no_time_means_no_penalty():
+    policy = LatePolicy({A: parse_due(A, DUE)}, 0.1, 0.5)
+    assert policy.penalty(A, None, 6, 6) == 0
+    assert policy.penalty("01_other", at(5), 6, 6) == 0
+
+
+def test_canvas_import_keeps_the_roster_its_ids_and_the_points_row(course, tmp_path, capsys):
+    grades = write_grades(tmp_path / "grades", [
+        ("1001", "6", "2026-11-30T10:00:00+00:00"),
+        ("1002", "5", "2026-12-03T12:00:00+00:00"),  # 1 day 12 h late: 2 started days, -1.2
+        ("jdoe_dup", "4", ""),
+        ("9999", "6", ""),  # graded, but not on the roster
+    ])
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", LMS / "canvas_gradebook.csv",
+                  "--out", out) == 0
+    rows = read(out)
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", f"{A} (4242)"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "6"]
+    assert rows[2:] == [
+        ["Doe, Jane", "1001", "S1001", "jdoe", "Lab A", "6"],
+        ["Smith, Bob", "1002", "S1002", "bsmith", "Lab A", "3.8"],
+        ["Lee, Carl", "1003", "S1003", "clee", "Lab B", ""],  # no submission: left empty
+        ["Student, Test", "1999", "", "", "Lab A", ""],
+    ]
+    err = capsys.readouterr().err
+    assert "not on the roster: 9999" in err and "not on the roster: jdoe_dup" in err
+    unmatched = read(tmp_path / "canvas.unmatched.csv")
+    assert unmatched[0][:3] == ["student_id", "assignment", "score"]
+    assert sorted(r[0] for r in unmatched[1:]) == ["9999", "jdoe_dup"]
+
+
+def test_canvas_students_are_also_found_by_sis_login(course, tmp_path):
+    grades = write_grades(tmp_path / "grades", [("clee", "2", "")])
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", LMS / "canvas_gradebook.csv",
+                  "--out", out) == 0
+    assert read(out)[4] == ["Lee, Carl", "1003", "S1003", "clee", "Lab B", "2"]
+    assert not (tmp_path / "canvas.unmatched.csv").exists()
+
+
+def test_gradescope_csv_matches_sid_or_email_and_shows_lateness(course, tmp_path):
+    grades = write_grades(tmp_path / "grades", [
+        ("A100", "6", "2026-11-20T17:03:00+00:00"),
+        ("A200", "6", "2026-12-03T10:30:00+00:00"),  # 1 day 10 h 31 min late: 2 days, -1.2
+        ("alan@uni.edu", "3", "2026-11-30T23:00:00+00:00"),
+    ])
+    out = tmp_path / "gs.csv"
+    assert export(course, grades, "--to", "gradescope", "--roster", LMS / "gradescope_roster.csv",
+                  "--out", out) == 0
+    rows = read(out)
+    assert rows[0] == ["First Name", "Last Name", "SID", "Email", A, f"{A} - Max Points",
+                       f"{A} - Submission Time", f"{A} - Lateness (H:M:S)"]
+    by_name = {r[0]: r[4:] for r in rows[1:]}
+    assert by_name["Ada"] == ["6", "6", "2026-11-20T17:03:00+00:00", "00:00:00"]
+    assert by_name["Grace"] == ["4.8", "6", "2026-12-03T10:30:00+00:00", "34:31:00"]
+    assert by_name["Alan"][0] == "3"
+    assert by_name["Edsger"] == ["", "", "", ""]
+
+
+def test_wide_csv_has_a_row_per_student_and_the_total(course, tmp_path):
+    grades = write_grades(tmp_path / "grades", [
+        ("alice", "6", "2026-12-02T00:30:00+00:00"), ("bob", "0", "", A, "missing")])
+    assert export(course, grades, "--to", "csv") == 0
+    rows = read(grades / "export-csv.csv")
+    assert rows[0] == ["student_id", A, "total", "max_total", f"{A} submitted_at",
+                       f"{A} days late", f"{A} late penalty"]
+    assert rows[1] == ["alice", "5.4", "5.4", "6", "2026-12-02T00:30:00+00:00", "1", "0.6"]
+    assert rows[2] == ["bob", "0", "0", "6", "", "0", "0"]
+
+
+@pytest.mark.parametrize("roster_text, message", [
+    ("Student,SIS User ID\nDoe,1\n", "roster.csv: no column ID (columns: Student, SIS User ID)"),
+    ("Student,ID\n\"Doe, Jane\",1001\n\"Roe, Rick\",1001\n", "rows 2 and 3: ID '1001' twice"),
+    ("Student,ID\n\"Doe, Jane\",1001\n\"Roe, Rick\",\n", "row 3: no ID"),
+])
+def test_a_bad_roster_is_refused_naming_the_row_and_nothing_is_written(
+        course, tmp_path, capsys, roster_text, message):
+    grades = write_grades(tmp_path / "grades", [("1001", "6", "")])
+    (tmp_path / "roster.csv").write_text(roster_text)
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", tmp_path / "roster.csv",
+                  "--out", out) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_grades_of_another_course_are_refused(course, tmp_path, capsys):
+    grades = write_grades(tmp_path / "grades", [("alice", "6", ""), ("bob", "3", "", "07_other")])
+    assert export(course, grades, "--to", "csv") == 2
+    err = capsys.readouterr().err
+    assert "07_other (rows 3) are not in" in err and "another course's grades folder" in err
+    assert not (grades / "export-csv.csv").exists()
+
+
+def test_an_assignment_not_in_source_is_refused(course, tmp_path, capsys):
+    grades = write_grades(tmp_path / "grades", [("alice", "6", "")])
+    assert export(course, grades, "--to", "csv", "--assignment", "99_nope") == 2
+    assert "no assignment 99_nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("setting, message", [
+    (f'[tool.course.due]\n"{A}" = "next friday"\n', f'"{A}" = \'next friday\' in pyproject.toml: not an ISO 8601'),
+    (f'[tool.course.due]\n"{A}" = "2026-12-01T23:59:00"\n', "no UTC offset"),
+    ('[tool.course.due]\n"01_gone" = "2026-12-01T23:59:00+00:00"\n', "names 01_gone, not an assignment"),
+    ("[tool.course]\nlate_penalty_per_day = 10\n", "late_penalty_per_day = 10 in pyproject.toml: expected a fraction"),
+])
+def test_a_bad_late_policy_is_refused_naming_the_setting(fixture_course, tmp_path, capsys,
+                                                         setting, message):
+    (fixture_course.root / "pyproject.toml").write_text(setting)
+    grades = write_grades(tmp_path / "grades", [("alice", "6", "")])
+    assert export(fixture_course, grades, "--to", "csv") == 2
+    assert message in capsys.readouterr().err
+    assert not (grades / "export-csv.csv").exists()
+
+
+def test_a_bad_number_in_grades_csv_names_its_row(course, tmp_path, capsys):
+    grades = write_grades(tmp_path / "grades", [("alice", "6", ""), ("bob", "six", "")])
+    assert export(course, grades, "--to", "csv") == 2
+    assert "grades.csv row 3: score = 'six' is not a number" in capsys.readouterr().err
+
+
+def test_the_course_pyproject_declares_a_valid_late_policy():
+    """This repository's own [tool.course] due dates parse and name real assignments."""
+    from autograder.course import REPO_ROOT
+    from autograder.lateness import course_policy
+    from autograder.layout import Course
+
+    policy = course_policy(REPO_ROOT, Course(REPO_ROOT).assignments())
+    assert 0 <= policy.per_day <= policy.cap <= 1
+    assert all(when.tzinfo is not None for when in policy.due.values())
+
+
+def test_a_due_date_that_is_no_string_is_refused():
+    with pytest.raises(CourseError, match="expected a string like"):
+        parse_due(A, 20261201)

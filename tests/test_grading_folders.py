@@ -1,0 +1,188 @@
+"""Every assignment's grading folder (grading/<assignment>/): one suite, parametrized over the course.
+
+For each assignment: every exercise of the notebook is probed and every probed exercise exists;
+the solution passes its probe; every mutant fails its own exercise and only it; answers equal to
+everything rescue nothing; patched oracles rescue no mutant; every right answer written another
+way passes; every other wrong answer fails with the words it names. Test ids carry the assignment
+(`pytest -k nn_modules`); everything an assignment needs is built lazily, once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from probe_harness import (
+    COURSE,
+    assignment,
+    exercises_of_mutant,
+    failures,
+    may_fail_with,
+    namespace,
+    samples,
+)
+
+from autograder import grading_folder
+from autograder.mutants import parse_mutant
+
+ASSIGNMENTS = COURSE.assignments()
+SEEDS = (0, 1, 2)
+
+
+def each(kind: str) -> list:
+    """(assignment, path) for every file of grading/*/<kind>/, with readable ids."""
+    return [pytest.param(a, path, id=f"{a}-{path.stem}")
+            for a in ASSIGNMENTS for path in grading_folder.files(COURSE.root, a, kind)]
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_every_exercise_is_probed_and_every_probe_is_an_exercise(name):
+    probed = set(assignment(name).probe.exercises)
+    exercises = {e for names in assignment(name).solutions.values() for e in names}
+    assert probed == exercises, (f"grading/{name}/probe.py: not probed {sorted(exercises - probed)}; "
+                                 f"probed but not in the notebook {sorted(probed - exercises)}")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_the_solution_passes_its_probe(name, seed, tmp_path):
+    assert failures(name, namespace(name), seed, tmp_path) == {}
+
+
+@pytest.mark.parametrize("name, path", each("mutants"))
+def test_every_mutant_fails_its_exercise_and_only_it(name, path, tmp_path):
+    """Only it, and the exercises whose solutions call it."""
+    mutant = parse_mutant(path)
+    exercises = exercises_of_mutant(name, mutant.replaces)
+    assert exercises, f"{path}: '# replaces: {mutant.replaces}' names no solution cell with an exercise"
+    for seed in (0, 1):
+        failed = failures(name, namespace(name, {mutant.replaces: mutant.code}), seed, tmp_path / str(seed))
+        assert set(failed) & exercises, (seed, mutant.mistake, failed)
+        assert set(failed) <= may_fail_with(name, mutant.replaces), (seed, mutant.mistake, failed)
+
+
+class AlwaysEqual:
+    """What a hostile answer returns: equal to, less and greater than everything, any shape asked."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __lt__(self, other):
+        return True
+
+    def __gt__(self, other):
+        return True
+
+    __le__, __ge__ = __lt__, __gt__
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        return True
+
+    def __float__(self):
+        return 0.005
+
+    def __int__(self):
+        return 0
+
+    def __index__(self):
+        return 0
+
+    def __len__(self):
+        return 2
+
+    def __iter__(self):
+        return iter([AlwaysEqual(), AlwaysEqual()])
+
+    def __getitem__(self, key):
+        return AlwaysEqual()
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return AlwaysEqual()
+
+    def __call__(self, *args, **kwargs):
+        return AlwaysEqual()
+
+
+def _always_equal(*args, **kwargs):
+    return AlwaysEqual()
+
+
+def fake(value, whole: bool):
+    """What a hostile answer puts in place of `value`: a function returning AlwaysEqual; a class whose
+    own methods do (whole: AlwaysEqual itself); a dict of AlwaysEqual values; or AlwaysEqual."""
+    if isinstance(value, type):
+        if whole:
+            return AlwaysEqual
+        methods = {}
+        for key, member in vars(value).items():
+            if key in ("__init__", "__new__", "__init_subclass__", "__module__", "__doc__", "__qualname__"):
+                continue
+            if isinstance(member, staticmethod):
+                methods[key] = staticmethod(_always_equal)
+            elif isinstance(member, classmethod):
+                methods[key] = classmethod(_always_equal)
+            elif callable(member):
+                methods[key] = _always_equal
+        return type(value.__name__, (value,), methods)
+    if callable(value):
+        return _always_equal
+    if isinstance(value, dict):
+        return {key: AlwaysEqual() for key in value}
+    return AlwaysEqual()
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["methods", "whole-class"])
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_answers_equal_to_everything_rescue_nothing(name, whole, tmp_path):
+    names = namespace(name)
+    exercises = set(assignment(name).probe.exercises)
+    for exercise in exercises:
+        names[exercise] = fake(names[exercise], whole)
+    assert set(failures(name, names, 0, tmp_path)) == exercises
+
+
+def always(value):
+    return lambda *args, **kwargs: value
+
+
+CHECKS = {(np, "allclose"): always(True), (np, "array_equal"): always(True),
+          (np.testing, "assert_allclose"): always(None), (torch, "allclose"): always(True),
+          (torch, "equal"): always(True), (torch.testing, "assert_close"): always(None),
+          (torch.autograd, "gradcheck"): always(True)}
+
+
+@pytest.mark.parametrize("name, path", each("mutants"))
+def test_patched_oracles_rescue_no_mutant(name, path, tmp_path):
+    """The student's kernel patches every check it can think of; the trusted judge runs after, unpatched."""
+    mutant = parse_mutant(path)
+    names = namespace(name, {mutant.replaces: mutant.code})
+    names.update({attribute: fake for (_, attribute), fake in CHECKS.items()})
+    failed = failures(name, names, 0, tmp_path, patches=CHECKS)
+    assert set(failed) & exercises_of_mutant(name, mutant.replaces)
+
+
+@pytest.mark.parametrize("name, path", each("variants"))
+def test_every_right_answer_written_another_way_passes(name, path, tmp_path):
+    variant = grading_folder.parse_sample(path)
+    assert variant.exercise in assignment(name).probe.exercises, f"{path}: no exercise {variant.exercise}"
+    assert failures(name, namespace(name, None, variant.code), 5, tmp_path) == {}, variant.note
+
+
+@pytest.mark.parametrize("name, path", each("wrong"))
+def test_every_other_wrong_answer_fails_with_its_words(name, path, tmp_path):
+    wrong = grading_folder.parse_sample(path)
+    failed = failures(name, namespace(name, None, wrong.code), 2, tmp_path)
+    assert set(failed) == {wrong.exercise}, (wrong.note, failed)
+    assert wrong.message in failed[wrong.exercise], (wrong.note, failed[wrong.exercise])
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_every_assignment_has_mutants_and_variants(name):
+    assert len(grading_folder.files(COURSE.root, name, "mutants")) >= 4
+    assert samples(name, "variants"), f"grading/{name}/variants/ is empty: a rule never met a right answer"

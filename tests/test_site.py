@@ -1,0 +1,155 @@
+"""The course website: built offline from a small course, self-contained, and it renders."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from autograder.site import SiteError, build_site, math_to_mathml, title_and_summary
+from tests.conftest import copy_fixture_course
+
+PLOT_RGB = (214, 39, 40)  # the red the fixture lecture fills its plot with (#d62728)
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+# -- markdown -----------------------------------------------------------------------------------
+
+def test_math_becomes_mathml_outside_code_only():
+    text = math_to_mathml("Loss $L = \\sum_i (y_i - \\hat y_i)^2$ costs \\$5; `$x$` stays.\n\n"
+                          "$$\\frac{\\partial L}{\\partial w_1}$$")
+    assert text.count("<math") == 2 and 'display="block"' in text and "<mfrac>" in text
+    assert "`$x$`" in text and "\\$5" in text
+
+
+def test_title_and_summary_are_the_first_heading_and_paragraph():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell("# Computation graphs\n\nEvery **tensor** op adds a `grad_fn` node.")])
+    assert title_and_summary(nb, "fallback") == ("Computation graphs",
+                                                 "Every tensor op adds a grad_fn node.")
+    assert title_and_summary(nbformat.v4.new_notebook(), "fallback") == ("fallback", "")
+
+
+# -- a small course -----------------------------------------------------------------------------
+
+def _lecture(cells: list[str]) -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A plotted lecture\n\nThe red area is $y = x W_1$ for every $x$."),
+        *[nbformat.v4.new_code_cell(source) for source in cells]])
+
+
+def _small_course(folder: Path):
+    """The fixture course with its source as the release, and one lecture that draws a plot."""
+    course = copy_fixture_course(folder / "course")
+    (course.release_dir / "00_fixture").mkdir(parents=True)
+    shutil.copyfile(course.source_notebook("00_fixture"), course.release_notebook("00_fixture"))
+    (course.root / "notebooks").mkdir()
+    nbformat.write(_lecture([
+        "%matplotlib inline\nimport matplotlib.pyplot as plt",
+        "fig, ax = plt.subplots(figsize=(6, 3))\n"
+        "ax.fill_between([0, 1], [0, 0], [1, 1], color='#d62728')\nplt.show()",
+    ]), course.root / "notebooks" / "01_plot.ipynb")
+    return course
+
+
+@pytest.fixture
+def small_course(tmp_path):
+    return _small_course(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory) -> Path:
+    """The small course's site, built once for the tests that only read it."""
+    folder = tmp_path_factory.mktemp("site")
+    return build_site(_small_course(folder), folder / "site", progress=lambda _: None)
+
+
+@pytest.mark.slow
+def test_the_site_builds_into_self_contained_pages(built_site):
+    site = built_site
+    pages = sorted(p.name for p in site.glob("*.html"))
+    assert pages == ["assignment-00_fixture.html", "index.html", "lecture-01_plot.html"]
+    lecture = (site / "lecture-01_plot.html").read_text()
+    assert 'src="data:image/png;base64,' in lecture  # the executed plot, embedded
+    assert "<math" in lecture and "$y = x" not in lecture
+    assert "<msub><mi>W</mi><mn>1</mn></msub>" in lecture  # MathML whole, not torn into empty tags
+    for page in pages:
+        text = (site / page).read_text()
+        assert "<script" not in text, f"{page} loads a script"
+        assert 'rel="stylesheet"' not in text, f"{page} links a stylesheet"
+    index = (site / "index.html").read_text()
+    assert 'href="lecture-01_plot.html"' in index and 'href="assignment-00_fixture.html"' in index
+    assert "A plotted lecture" in index
+    assignment = (site / "assignment-00_fixture.html").read_text()
+    assert "colab.research.google.com" in assignment
+    assert "BEGIN SOLUTION" not in assignment  # prose only: no code cell reaches the page
+
+
+@pytest.mark.slow
+def test_a_lecture_that_raises_names_itself_and_leaves_the_old_site(small_course, tmp_path):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.html").write_text("the previous site")
+    nbformat.write(_lecture(["raise ValueError('broken demo')"]),
+                   small_course.root / "notebooks" / "01_plot.ipynb")
+    with pytest.raises(SiteError, match="01_plot.ipynb.*broken demo"):
+        build_site(small_course, out, progress=lambda _: None)
+    assert (out / "index.html").read_text() == "the previous site"
+
+
+def _offline_command() -> list[str]:
+    """A command prefix that runs without a network (a new network namespace, loopback only)."""
+    if not (shutil.which("unshare") and shutil.which("ip")):
+        pytest.skip("needs unshare and ip (util-linux, iproute2) to cut the network")
+    if subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode != 0:
+        pytest.skip("this machine does not allow network namespaces (unshare -rn)")
+    # Kernels talk to nbclient over TCP on 127.0.0.1: bring the namespace's loopback up.
+    return ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+
+
+@pytest.mark.slow
+def test_make_site_builds_with_the_network_cut(small_course, tmp_path):
+    out = tmp_path / "site"
+    done = subprocess.run([*_offline_command(), sys.executable, "-m", "autograder", "--root",
+                           str(small_course.root), "site", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert 'src="data:image/png;base64,' in (out / "lecture-01_plot.html").read_text()
+
+
+def test_unknown_lecture_is_refused_by_name(small_course, tmp_path):
+    with pytest.raises(SiteError, match="no lecture notebook 99_nothing"):
+        build_site(small_course, tmp_path / "site", lectures=["99_nothing"])
+
+
+# -- it renders ----------------------------------------------------------------------------------
+
+def _chromium() -> str:
+    for name in CHROMIUM_NAMES:
+        if shutil.which(name):
+            return shutil.which(name)
+    pytest.skip(f"no headless Chromium on PATH (looked for {', '.join(CHROMIUM_NAMES)}); "
+                "install the Debian package `chromium` to run this test")
+
+
+@pytest.mark.slow
+def test_a_lecture_page_renders_with_its_plot(built_site, tmp_path):
+    import matplotlib.image
+
+    chromium = _chromium()
+    site = built_site
+    shot = tmp_path / "lecture.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1000,1400",
+                    f"--screenshot={shot}", (site / "lecture-01_plot.html").as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    pixels = np.asarray(matplotlib.image.imread(shot))[..., :3]  # (H, W, 3) floats in [0, 1]
+    assert pixels.shape[0] >= 1000 and pixels.std() > 0.05, "the page rendered blank"
+    red = np.all(np.abs(pixels * 255 - np.array(PLOT_RGB)) < 12, axis=-1)
+    assert red.sum() > 10_000, f"the plot's red covers {red.sum()} pixels; expected the filled area"
