@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from autograder import notebooks
 from autograder.grade import grade
 from autograder.layout import Course
-from autograder import notebooks
 from autograder.notebooks import grade_id, is_solution, is_test, read_notebook, write_notebook
 
 pytestmark = pytest.mark.slow
