@@ -1,7 +1,7 @@
 """Where grading jobs run: worker processes here (the default) or a Dask cluster.
 
 A backend takes `GradeJob`s and yields `(index, GradeResult)` as each job finishes; the
-caller (`engine.run_jobs`) puts them back in job order. Stopping the generator early (Ctrl-C,
+caller (`session.run_jobs`) puts them back in job order. Stopping the generator early (Ctrl-C,
 or `.close()`) stops the workers and the kernels they started instead of waiting for them.
 
   LocalPool    a process pool on this machine; the kernel server's socket reaches its jobs.

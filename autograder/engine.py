@@ -4,8 +4,8 @@
 scheduling: everything it needs is in the `GradeJob` (paths and options), it writes only to
 its own temporary course folder and to the output folders the job names, and it returns a
 `GradeResult` that pickles. It never raises: a broken submission becomes a record with
-status "error" and a reason. `run_jobs` maps it over a backend (autograder/backends.py):
-worker processes here by default, or a Dask cluster.
+status "error" and a reason. autograder/session.py maps it over a backend
+(autograder/backends.py): worker processes here by default, or a Dask cluster.
 
 Each job is an nbgrader course of its own: `source/<assignment>` (a link, for the files
 nbgrader copies beside the notebook), a copy of the template gradebook (autograder/template.py)
@@ -24,9 +24,7 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -57,18 +55,6 @@ _FAILURES = (
 )
 _LOG_KEPT = 20_000
 GRADEBOOKS = "gradebooks"  # under a job's work_dir: each job's gradebook, in a folder of its own  # characters of nbgrader's log kept in a failed record
-
-
-def private_paths(course_root: Path, *extra: Path) -> tuple[str, ...]:
-    """What no grading kernel may read (autograder/sandbox.py hides it): the source notebooks,
-    the tests and mutants, the repository's history, the reference answers, and `extra` (the
-    grader's template, gradebooks, submissions and output folders)."""
-    import helpers.reference
-
-    root = Path(course_root)
-    paths = [root / "source", root / "tests", root / ".git", Path(helpers.reference.__file__).parent,
-             *extra]
-    return tuple(str(Path(p).resolve()) for p in paths)
 
 
 def default_jobs() -> int:
@@ -361,71 +347,3 @@ def _safe_id(text: str) -> str:
 def _copy(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dst)
-
-
-# -- many jobs ----------------------------------------------------------------------------------
-
-class BatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a batch: the workers and their kernels are stopped; `done` of `total` finished."""
-
-    def __init__(self, done: int, total: int):
-        super().__init__(f"interrupted: {done} of {total} graded")
-        self.done, self.total = done, total
-
-
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-
-
-@contextmanager
-def limit_kernel_threads(n_jobs: int | None) -> Iterator[int]:
-    """Give each grading kernel its share of the cores (at least one thread) while in the block.
-
-    Every kernel would otherwise start one BLAS/OpenMP thread per core: N parallel kernels on
-    N cores then fight over them, and small models run 15-20x slower (measured here: a digits
-    epoch 6.9 s instead of 0.39 s), enough to push a correct notebook past the cell timeout.
-    Enter it before the kernel server and the workers start, so every kernel inherits it. A
-    value the instructor already exported wins; the environment is restored on exit.
-    """
-    share = max(1, default_jobs() // max(1, n_jobs or default_jobs()))
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    for name in THREAD_VARIABLES:
-        os.environ.setdefault(name, str(share))
-    try:
-        yield share
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-def run_jobs(jobs: Sequence[GradeJob], n_jobs: int | None = None,
-             on_result: Callable[[GradeResult], None] | None = None,
-             kernel_server: str | None = None, backend=None) -> list[GradeResult]:
-    """Grade every job, `n_jobs` at a time (default: one per core); results in job order.
-
-    kernel_server: the socket of a running KernelServer (autograder/kernel_server.py), given to
-    every job when the backend's workers run on this machine: kernels are then forked warm
-    instead of started cold. backend: where jobs run (autograder/backends.py; default: a
-    local process pool). on_result sees each result as it arrives, in the order they finish.
-    Ctrl-C stops the workers and their kernels and raises BatchInterrupted.
-    """
-    from autograder.backends import LocalPool  # it imports this module
-
-    backend = backend if backend is not None else LocalPool()
-    if kernel_server and backend.local:
-        jobs = [replace(job, kernel_server=kernel_server) for job in jobs]
-    results: list[GradeResult | None] = [None] * len(jobs)
-    finished = backend.run(jobs, n_jobs)
-    try:
-        for index, result in finished:
-            results[index] = result
-            if on_result is not None:
-                on_result(result)
-    except KeyboardInterrupt:
-        done = sum(r is not None for r in results)
-        raise BatchInterrupted(done, len(jobs)) from None
-    finally:
-        finished.close()  # stops the workers if we leave early
-    return results  # type: ignore[return-value]

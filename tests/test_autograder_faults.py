@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.engine import GradeJob, run_jobs
+from autograder.engine import GradeJob
+from autograder.session import run_jobs
 from autograder.execute import (
     KERNEL_DIED,
     NOT_RUN,
