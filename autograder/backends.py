@@ -28,7 +28,14 @@ from contextlib import contextmanager
 
 import psutil
 
-from autograder.engine import GradeJob, GradeResult, default_jobs, grade_submission
+from autograder.engine import (
+    REASONS,
+    Failure,
+    GradeJob,
+    GradeResult,
+    default_jobs,
+    grade_submission,
+)
 
 BACKENDS = ("local", "dask")
 _UNWIND_SECONDS = 3.0  # after Ctrl-C, time a worker gets to shut its kernel down politely
@@ -60,10 +67,8 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
 def crashed(job: GradeJob, why: str) -> GradeResult:
     """The record of a job whose grading process died under it."""
     return GradeResult(job.student_id, job.assignment, job.label, "error", 0.0, 0.0,
-                       reason=f"{CRASHED} ({why})", warnings=list(job.warnings))
-
-
-CRASHED = "the grading process crashed"  # journal.py keeps no record that says this
+                       reason=f"{REASONS[Failure.CRASHED]} ({why})", warnings=list(job.warnings),
+                       failure=Failure.CRASHED)
 
 
 # -- stopping processes ------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import tempfile
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import nbformat
@@ -43,18 +44,49 @@ from autograder.notebooks import (
     write_notebook,
 )
 
-# Why nbgrader gave up on a notebook, as its log says it, and what we tell the instructor.
-_FAILURES = (
-    # A kernel that dies in a cell costs only the cells from there (autograder/execute.py); this
-    # is one that died before the first cell ran.
-    ("DeadKernelError", "the kernel died before the first cell ran (a crash or out of memory); "
-                        "no cell could be scored"),
-    ("UnresponsiveKernelError", "the kernel stopped responding and could not be interrupted"),
-    ("SchemaTooOldError", "the notebook's nbgrader metadata is from an older nbgrader"),
-    ("ValidationError", "the notebook's nbgrader metadata is corrupted"),
-)
-_LOG_KEPT = 20_000
-GRADEBOOKS = "gradebooks"  # under a job's work_dir: each job's gradebook, in a folder of its own  # characters of nbgrader's log kept in a failed record
+
+class Failure(str, Enum):
+    """Why a run gave no grade (GradeResult.failure); `reason` says it in words for people.
+
+    A str Enum: it pickles to the workers and back and reads and writes as JSON (the journal).
+    """
+
+    NONE = ""
+    UNREADABLE = "unreadable"  # not a notebook (malformed JSON, unreadable file)
+    DEAD_KERNEL = "dead_kernel"  # the kernel died before the first cell ran
+    UNRESPONSIVE = "unresponsive"  # the kernel stopped answering and could not be interrupted
+    OLD_METADATA = "old_metadata"  # nbgrader metadata from an older nbgrader
+    BAD_METADATA = "bad_metadata"  # nbgrader metadata corrupted
+    UNSCORED = "unscored"  # a test cell got no automatic score
+    NBGRADER = "nbgrader"  # nbgrader failed for another reason (its log says which)
+    INTERNAL = "internal"  # a bug in the grader
+    CRASHED = "crashed"  # the grading process died under the job (autograder/backends.py)
+
+    @property
+    def transient(self) -> bool:
+        """Says nothing about the submission: grade it again next time, never journal it."""
+        return self in (Failure.INTERNAL, Failure.CRASHED)
+
+
+# nbgrader's exceptions, as its log names them, and what they mean. A kernel that dies in a
+# cell costs only the cells from there (autograder/execute.py): DeadKernelError here is one
+# that died before the first cell ran.
+_NBGRADER_ERRORS = {
+    "DeadKernelError": Failure.DEAD_KERNEL,
+    "UnresponsiveKernelError": Failure.UNRESPONSIVE,
+    "SchemaTooOldError": Failure.OLD_METADATA,
+    "ValidationError": Failure.BAD_METADATA,
+}
+REASONS = {
+    Failure.DEAD_KERNEL: "the kernel died before the first cell ran (a crash or out of memory); "
+                         "no cell could be scored",
+    Failure.UNRESPONSIVE: "the kernel stopped responding and could not be interrupted",
+    Failure.OLD_METADATA: "the notebook's nbgrader metadata is from an older nbgrader",
+    Failure.BAD_METADATA: "the notebook's nbgrader metadata is corrupted",
+    Failure.CRASHED: "the grading process crashed",
+}
+_LOG_KEPT = 20_000  # characters of nbgrader's log kept in a failed record
+GRADEBOOKS = "gradebooks"  # under a job's work_dir: each job's gradebook, in a folder of its own
 
 
 def default_jobs() -> int:
@@ -102,6 +134,7 @@ class GradeResult:
     seconds: float = 0.0
     log: str = ""  # nbgrader's log, when it failed
     verification: dict[str, str] = field(default_factory=dict)  # exercise -> "passed" or why not
+    failure: str = Failure.NONE  # why status is "error" (a Failure value)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -123,6 +156,7 @@ def grade_submission(job: GradeJob) -> GradeResult:
         try:
             nb = read_notebook(job.notebook)
         except Exception as error:  # malformed JSON, not a notebook, unreadable file
+            result.failure = Failure.UNREADABLE
             result.reason = (f"{Path(job.notebook).name} is not a readable notebook "
                              f"({type(error).__name__}: {str(error).splitlines()[0][:200]})")
             return result
@@ -140,7 +174,7 @@ def grade_submission(job: GradeJob) -> GradeResult:
             warnings.filterwarnings("ignore", category=SAWarning)
             _autograde(job, nb, source_nb, result)
     except Exception as error:  # a bug here must not stop a batch either
-        result.status = "error"
+        result.status, result.failure = "error", Failure.INTERNAL
         result.reason = f"internal error while grading: {type(error).__name__}: {error}"
     finally:
         result.seconds = round(time.perf_counter() - start, 2)
@@ -228,17 +262,18 @@ def _autograde(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, result:
             Autograde(coursedir=coursedir, config=config, log=logger).start()
         except Exception as error:
             result.log = log.getvalue()[-_LOG_KEPT:]
-            result.reason = _failure_reason(result.log, error)
+            result.failure, result.reason = _failure(result.log, error)
             return
         autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
         unscored = _read_scores(config, assignment, student, autograded, result)
         executed = read_notebook(autograded)
         result.warnings += kernel_deaths(executed) + budget_overruns(executed)
         if unscored and job.restore_missing_cells:
+            result.failure = Failure.UNSCORED
             result.reason = "no automatic score for " + ", ".join(unscored)
             result.log = log.getvalue()[-_LOG_KEPT:]
             return
-        result.status = "graded"
+        result.status, result.failure = "graded", Failure.NONE
         if job.verify:
             _verify(job, nb, source_nb, config, course, autograded, result, logger)
         if job.feedback_dir is not None:
@@ -252,7 +287,6 @@ def _autograde(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, result:
 def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, course: Path,
             autograded: Path, result: GradeResult, logger) -> None:
     """The trusted run (autograder/verify.py): withdraw points it does not confirm, say why."""
-    from nbgrader.api import Gradebook
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute
 
@@ -278,14 +312,27 @@ def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, co
     for note in verification.findings:
         result.warnings.append(f"code no answer needs: {note}")
     if changed:  # the feedback reads its scores from the gradebook
-        with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
-            for gid in changed:
-                grade = gb.find_grade(gid, job.assignment, job.assignment, _safe_id(job.student_id))
-                grade.manual_score = 0.0
-            gb.db.commit()
+        withdraw_points(config.CourseDirectory.db_url, config.CourseDirectory.course_id,
+                        job.assignment, _safe_id(job.student_id), changed)
     executed = read_notebook(autograded)
     executed.cells.insert(0, nbformat.v4.new_markdown_cell(trusted.summary_markdown(verification)))
     write_notebook(executed, autograded)
+
+
+def withdraw_points(db_url: str, course_id: str, assignment: str, student: str,
+                    cells: list[str]) -> None:
+    """Set the automatic score of these test cells to 0 in the gradebook.
+
+    The trusted run is part of the automatic grading, so its verdict is an auto_score: a
+    manual_score would show in nbgrader's formgrader as a person's override. Why the points went
+    is in the result's warnings and the feedback's "Checked outside your notebook" table.
+    """
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gb:
+        for gid in cells:
+            gb.find_grade(gid, assignment, assignment, student).auto_score = 0.0
+        gb.db.commit()
 
 
 def _read_scores(config, assignment: str, student: str, autograded: Path,
@@ -330,13 +377,14 @@ def _cell_errors(nb: NotebookNode) -> tuple[dict[str, str], list[str]]:
     return errors, timed_out
 
 
-def _failure_reason(log_text: str, error: Exception) -> str:
-    for marker, reason in _FAILURES:
-        if marker in log_text or marker in repr(error):
-            return reason
+def _failure(log_text: str, error: Exception) -> tuple[Failure, str]:
+    """(the kind of failure, its reason) from nbgrader's log and the exception it raised."""
+    for name, failure in _NBGRADER_ERRORS.items():
+        if name in log_text or name in repr(error):
+            return failure, REASONS[failure]
     errors = [line[len("[ERROR] "):] for line in log_text.splitlines() if line.startswith("[ERROR]")]
     detail = next((e for e in errors if "Traceback" not in e), "") or str(error)
-    return f"nbgrader could not grade the notebook: {detail[:300]}"
+    return Failure.NBGRADER, f"nbgrader could not grade the notebook: {detail[:300]}"
 
 
 def _safe_id(text: str) -> str:
