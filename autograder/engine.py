@@ -10,8 +10,10 @@ status "error" and a reason. autograder/session.py maps it over a backend
 Each job is an nbgrader course of its own: `source/<assignment>` (a link, for the files
 nbgrader copies beside the notebook), a copy of the template gradebook (autograder/template.py)
 and the submission at `submitted/<student>/<assignment>/<assignment>.ipynb`, whatever its
-original name. nbgrader's Autograde then sanitizes it (restores locked cells and hidden tests
-from the gradebook), executes it and scores it; GenerateFeedback writes the HTML when asked.
+original name. nbgrader's Autograde then sanitizes it (drops duplicated cells, restores deleted
+ones, restores locked cells and hidden tests from the gradebook: the pipeline of
+autograder/nbgrader_config.py, the same as `nbgrader autograde` with that file), executes it
+and scores it; GenerateFeedback writes the HTML when asked.
 """
 
 from __future__ import annotations
@@ -33,16 +35,15 @@ from nbformat import NotebookNode
 from sqlalchemy.exc import SAWarning
 
 from autograder.config import ensure_tools_on_path, load_config, nbgrader_log
+from autograder.drop_duplicate_cells import drop_duplicate_cells
 from autograder.execute import budget_overruns, kernel_deaths
 from autograder.notebooks import (
     grade_id,
-    is_solution,
-    is_test,
-    nbgrader,
     read_notebook,
     test_points,
     write_notebook,
 )
+from autograder.restore_missing_cells import restore_missing_cells
 
 
 class Failure(str, Enum):
@@ -160,19 +161,23 @@ def grade_submission(job: GradeJob) -> GradeResult:
             result.reason = (f"{Path(job.notebook).name} is not a readable notebook "
                              f"({type(error).__name__}: {str(error).splitlines()[0][:200]})")
             return result
-        duplicates = drop_duplicate_cells(nb)
+        # nbgrader repairs the notebook it grades (DropDuplicateCells, RestoreMissingCells in
+        # nbgrader_config.py); the same repair here, on a copy, names it for the result and
+        # gives the trusted run the cells nbgrader grades.
+        repaired = copy.deepcopy(nb)
+        duplicates = drop_duplicate_cells(repaired)
         if duplicates:
             result.warnings.append("duplicated cells dropped (the first copy is graded): "
                                    + ", ".join(duplicates))
         if job.restore_missing_cells:
-            restored = restore_missing_cells(nb, source_nb)
+            restored = restore_missing_cells(repaired, source_nb)
             if restored:
                 result.warnings.append("deleted cells restored from the source: "
                                        + ", ".join(restored))
         with warnings.catch_warnings():
             # nbgrader's gradebook trips SQLAlchemy's autoflush warning on every submission.
             warnings.filterwarnings("ignore", category=SAWarning)
-            _autograde(job, nb, source_nb, result)
+            _autograde(job, nb, repaired, source_nb, result)
     except Exception as error:  # a bug here must not stop a batch either
         result.status, result.failure = "error", Failure.INTERNAL
         result.reason = f"internal error while grading: {type(error).__name__}: {error}"
@@ -181,59 +186,12 @@ def grade_submission(job: GradeJob) -> GradeResult:
     return result
 
 
-def drop_duplicate_cells(nb: NotebookNode) -> list[str]:
-    """Remove every cell whose grade_id an earlier cell has, in place; returns those ids.
+def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_nb: NotebookNode,
+               result: GradeResult) -> None:
+    """nbgrader autograde (and generate_feedback) in a temporary course; fills `result`.
 
-    nbgrader refuses a notebook with a grade_id twice, and a copied test cell could otherwise
-    stand in for the real one.
-    """
-    seen: set[str] = set()
-    dropped: list[str] = []
-    for cell in list(nb.cells):
-        gid = grade_id(cell)
-        if gid and gid in seen:
-            nb.cells.remove(cell)
-            dropped.append(gid)
-        elif gid:
-            seen.add(gid)
-    return dropped
-
-
-def restore_missing_cells(nb: NotebookNode, source_nb: NotebookNode) -> list[str]:
-    """Put back the test and read-only cells a student deleted, in place; returns their ids.
-
-    Left out, nbgrader gives a deleted test no grade (None, "needs manual grading") without a
-    word. Each cell goes right after the nearest cell that precedes it in the source and is
-    still there (nbgrader's own add_missing_cells raises KeyError when the cell just before is
-    a read-only one, or was deleted too).
-    Solution cells are never restored: the source version holds the answer. nbgrader then
-    checks the restored cells against the gradebook like every locked cell.
-    """
-    present = {grade_id(c) for c in nb.cells if grade_id(c)}
-    restored = []
-    for index, cell in enumerate(source_nb.cells):
-        gid = grade_id(cell)
-        if not gid or gid in present or is_solution(cell):
-            continue
-        if not (is_test(cell) or nbgrader(cell).get("locked")):
-            continue
-        position = 0
-        for previous in reversed(source_nb.cells[:index]):
-            pid = grade_id(previous)
-            if pid and pid in present:
-                position = next(i for i, c in enumerate(nb.cells) if grade_id(c) == pid) + 1
-                break
-        cell = copy.deepcopy(cell)
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-        nb.cells.insert(position, cell)
-        present.add(gid)
-        restored.append(gid)
-    return restored
-
-
-def _autograde(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, result: GradeResult) -> None:
-    """nbgrader autograde (and generate_feedback) in a temporary course; fills `result`."""
+    nb: the submission as handed in (nbgrader's pipeline repairs it); repaired: the same after
+    the repair, for the trusted run."""
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
 
@@ -275,7 +233,7 @@ def _autograde(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, result:
             return
         result.status, result.failure = "graded", Failure.NONE
         if job.verify:
-            _verify(job, nb, source_nb, config, course, autograded, result, logger)
+            _verify(job, repaired, source_nb, config, course, autograded, result, logger)
         if job.feedback_dir is not None:
             GenerateFeedback(coursedir=coursedir, config=config, log=logger).start()
             _copy(course / "feedback" / student / assignment / f"{assignment}.html",

@@ -17,7 +17,6 @@ import nbformat
 import pytest
 
 from autograder.engine import GradeJob
-from autograder.session import run_jobs
 from autograder.execute import (
     KERNEL_DIED,
     NOT_RUN,
@@ -28,6 +27,7 @@ from autograder.execute import (
 )
 from autograder.kernel_server import KernelServer
 from autograder.notebooks import grade_id, read_notebook
+from autograder.session import run_jobs
 from autograder.template import build_template
 
 pytestmark = pytest.mark.slow
