@@ -44,7 +44,7 @@ def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int |
     kernel server (autograder/kernel_server.py) to fork kernels from; hide: paths the grading
     kernels must not read (autograder/sandbox.py), for cold and warm kernels alike.
     The pipelines (GradingExecute, the cell repairs) are the file's own: nothing here changes
-    what `nbgrader autograde --config=autograder/nbgrader_config.py` does.
+    what `nbgrader autograde` does with that file as its configuration.
     """
     loader = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent))
     config = loader.load_config()

@@ -14,7 +14,7 @@ What students actually hand in, and what happens:
   a folder that is no assignment           row with status "unknown_assignment"
   malformed JSON                           row with 0, status "error", the parser's message
   deleted test cells                       put back from the source, graded, with a warning
-  a kernel that dies (`os._exit`)          row with 0, status "error"; the batch goes on
+  a kernel that dies (`os._exit`)          the points before it kept, in both runs; the batch goes on
   an infinite loop                         that cell stops at the per-cell timeout and scores 0
 
 A batch resumes: each result is journaled in DIR/.journal/ as it arrives (autograder/journal.py)
