@@ -16,8 +16,9 @@ Execute, instead:
 - starts kernels with a memory and a CPU limit, from the warm kernel server when there is one,
   with the course's files hidden (`hide`) and, then, no network: autograder/warm_kernel.py,
   kernel_server.py, sandbox.py. A kernel in a network namespace of its own cannot reach the
-  grader's 127.0.0.1, so sandboxed kernels talk to it over Unix sockets (jupyter_client's ipc
-  transport) in a private folder under /tmp, removed with the kernel.
+  grader's 127.0.0.1, so kernels that are or may be sandboxed (`hide`, or forked by a server)
+  talk to it over Unix sockets (jupyter_client's ipc transport) in a private folder under
+  /tmp, removed with the kernel.
 
 `kernel_deaths(nb)` and `budget_overruns(nb)` read these marks back from an autograded
 notebook, as warnings for the grading report.
@@ -118,7 +119,8 @@ class GradingExecute(Execute):
             km.hide = list(self.hide)
             km.memory_limit = parse_size(self.memory_limit)
             km.cpu_limit = self.cpu_limit
-        if self.hide:  # sandboxed, so without a network: Unix sockets (short paths, < 108 bytes)
+        if self.hide or self.kernel_server:  # sandboxed (a server may be), so without a network:
+            # Unix sockets instead of TCP (short paths: < 108 bytes)
             folder = tempfile.mkdtemp(prefix="agk-ipc-", dir="/tmp" if os.path.isdir("/tmp") else None)
             self._ipc_folders.append(folder)
             km.transport, km.ip = "ipc", os.path.join(folder, "k")
