@@ -1,7 +1,7 @@
 """Where grading jobs run: worker processes here (the default) or a Dask cluster.
 
 A backend takes `GradeJob`s and yields `(index, GradeResult)` as each job finishes; the
-caller (`engine.run_jobs`) puts them back in job order. Stopping the generator early (Ctrl-C,
+caller (`session.run_jobs`) puts them back in job order. Stopping the generator early (Ctrl-C,
 or `.close()`) stops the workers and the kernels they started instead of waiting for them.
 
   LocalPool    a process pool on this machine; the kernel server's socket reaches its jobs.
@@ -28,7 +28,14 @@ from contextlib import contextmanager
 
 import psutil
 
-from autograder.engine import GradeJob, GradeResult, default_jobs, grade_submission
+from autograder.engine import (
+    REASONS,
+    Failure,
+    GradeJob,
+    GradeResult,
+    default_jobs,
+    grade_submission,
+)
 
 BACKENDS = ("local", "dask")
 _UNWIND_SECONDS = 3.0  # after Ctrl-C, time a worker gets to shut its kernel down politely
@@ -60,10 +67,8 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
 def crashed(job: GradeJob, why: str) -> GradeResult:
     """The record of a job whose grading process died under it."""
     return GradeResult(job.student_id, job.assignment, job.label, "error", 0.0, 0.0,
-                       reason=f"{CRASHED} ({why})", warnings=list(job.warnings))
-
-
-CRASHED = "the grading process crashed"  # journal.py keeps no record that says this
+                       reason=f"{REASONS[Failure.CRASHED]} ({why})", warnings=list(job.warnings),
+                       failure=Failure.CRASHED)
 
 
 # -- stopping processes ------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""`python -m autograder check [ASSIGNMENT...] [--jobs N]`: prove each assignment's tests.
+"""`python -m autograder check [ASSIGNMENT...] [--assignment NAME]... [--jobs N]`: prove the tests.
 
 Gates, per assignment (docs/design.md, "The flow"):
   solution      the source notebook, graded as a submission, scores full marks;
@@ -25,23 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from autograder import grading_folder, points
 from autograder.backends import add_backend_options, make_backend
-from autograder.engine import (
-    GradeJob,
-    GradeResult,
-    default_jobs,
-    limit_kernel_threads,
-    private_paths,
-    run_jobs,
-)
-from autograder.kernel_server import KernelServer
-from autograder.layout import Course
+from autograder.engine import GradeJob, GradeResult, default_jobs
+from autograder.layout import Course, add_assignment_options, selected
 from autograder.mutants import Mutant, MutantError, apply_mutant, parse_mutant
 from autograder.notebooks import (
     dumps,
@@ -52,6 +43,7 @@ from autograder.notebooks import (
     write_notebook,
 )
 from autograder.probes import ProbeError
+from autograder.session import GradingSession
 from autograder.template import GenerationError, Template, build_template
 from autograder.verify import exercises_by_cell
 
@@ -336,29 +328,23 @@ def check(course: Course, requested: list[str] | None = None, n_jobs: int | None
     assignments = course.select(requested)
     if not assignments:
         return []
-    work = course.build_dir / "work"
-    work.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="check-", dir=work) as tmp:
-        # Kernels see neither the answers nor the grader's files. The server hides what is
-        # fixed; each kernel also hides this run's folder (template, mutants, gradebooks, the
-        # other jobs) but for its own job's folder.
-        hide = private_paths(course.root)
-        with limit_kernel_threads(n_jobs), KernelServer(warm_kernels, hide=hide) as server:
-            return _check(course, assignments, Path(tmp), (*hide, tmp), server, n_jobs, timeout,
-                          progress, backend)
+    with GradingSession(course, "check", n_jobs, warm_kernels, backend,
+                        warn=None if progress is not None else lambda line: None) as session:
+        return _check(course, assignments, session, timeout, progress)
 
 
-def _check(course: Course, assignments: list[str], tmp: Path, hide: tuple[str, ...], server,
-           n_jobs, timeout, progress, backend) -> list[AssignmentReport]:
+def _check(course: Course, assignments: list[str], session: GradingSession, timeout,
+           progress) -> list[AssignmentReport]:
+    tmp = session.dir
     template = build_template(course.source_dir, assignments, tmp / "template")
-    plans = [plan_assignment(course, template, a, tmp / "mutants", timeout, hide) for a in assignments]
+    plans = [plan_assignment(course, template, a, tmp / "mutants", timeout, session.hide)
+             for a in assignments]
     extra = {a: release_problems(course, template, a) for a in assignments}
     # Longest runs first keep every worker busy to the end: solutions, then mutants by the
     # number of cells they run, then the releases (they fail fast).
     jobs = sorted(((job, p.sizes.get(job.label, 0)) for p in plans for job in p.jobs),
                   key=lambda pair: (pair[0].label == "release", -pair[1]))
-    jobs = [job for job, _ in jobs]
-    results = run_jobs(jobs, n_jobs, on_result=progress, kernel_server=server.socket, backend=backend)
+    results = session.run([job for job, _ in jobs], on_result=progress)
     return [evaluate(p, template, [r for r in results if r.assignment == p.assignment],
                      extra[p.assignment]) for p in plans]
 
@@ -387,8 +373,7 @@ def write_report(reports: list[AssignmentReport], path: Path) -> None:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
-                        help="assignments to check (default: every folder of source/)")
+    add_assignment_options(parser)
     parser.add_argument("--jobs", "-j", type=int, default=None,
                         help=f"notebooks graded in parallel (default: {default_jobs()}, the cores)")
     parser.add_argument("--timeout", type=int, default=None,
@@ -413,7 +398,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
                   f"{result.seconds:5.1f} s", file=sys.stderr, flush=True)
 
     try:
-        reports = check(course, args.assignments, args.jobs, args.timeout, progress,
+        reports = check(course, selected(args, course), args.jobs, args.timeout, progress,
                         warm_kernels=False if args.cold_kernels else None,
                         backend=make_backend(args.backend, args.scheduler))
     except GenerationError as error:

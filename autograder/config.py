@@ -43,14 +43,9 @@ def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int |
     (a mutant is graded only up to the last test it names); kernel_server: the socket of a
     kernel server (autograder/kernel_server.py) to fork kernels from; hide: paths the grading
     kernels must not read (autograder/sandbox.py), for cold and warm kernels alike.
-    Autograde always executes with autograder/execute.py's GradingExecute (a dead kernel keeps
-    the points before it; memory, CPU and time limits).
+    The pipelines (GradingExecute, the cell repairs) are the file's own: nothing here changes
+    what `nbgrader autograde` does with that file as its configuration.
     """
-    from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute
-
-    from autograder.execute import GradingExecute
-
     loader = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent))
     config = loader.load_config()
     course_dir = Path(course_dir).resolve()
@@ -64,11 +59,7 @@ def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int |
     overrides.CourseDirectory.feedback_directory = "feedback"
     if timeout is not None:
         overrides.Execute.timeout = int(timeout)
-    overrides.OverwriteCells.add_missing_cells = bool(restore_missing_cells)
-    pipeline = config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()[
-        "autograde_preprocessors"].default()
-    overrides.Autograde.autograde_preprocessors = [
-        GradingExecute if step is Execute else step for step in pipeline]
+    overrides.RestoreMissingCells.enabled = bool(restore_missing_cells)
     overrides.GradingExecute.kernel_server = kernel_server or ""
     overrides.GradingExecute.hide = [str(Path(p)) for p in hide]
     config.merge(overrides)

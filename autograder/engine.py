@@ -4,14 +4,16 @@
 scheduling: everything it needs is in the `GradeJob` (paths and options), it writes only to
 its own temporary course folder and to the output folders the job names, and it returns a
 `GradeResult` that pickles. It never raises: a broken submission becomes a record with
-status "error" and a reason. `run_jobs` maps it over a backend (autograder/backends.py):
-worker processes here by default, or a Dask cluster.
+status "error" and a reason. autograder/session.py maps it over a backend
+(autograder/backends.py): worker processes here by default, or a Dask cluster.
 
 Each job is an nbgrader course of its own: `source/<assignment>` (a link, for the files
 nbgrader copies beside the notebook), a copy of the template gradebook (autograder/template.py)
 and the submission at `submitted/<student>/<assignment>/<assignment>.ipynb`, whatever its
-original name. nbgrader's Autograde then sanitizes it (restores locked cells and hidden tests
-from the gradebook), executes it and scores it; GenerateFeedback writes the HTML when asked.
+original name. nbgrader's Autograde then sanitizes it (drops duplicated cells, restores deleted
+ones, restores locked cells and hidden tests from the gradebook: the pipeline of
+autograder/nbgrader_config.py, the same as `nbgrader autograde` with that file), executes it
+and scores it; GenerateFeedback writes the HTML when asked.
 """
 
 from __future__ import annotations
@@ -24,9 +26,8 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import nbformat
@@ -34,42 +35,59 @@ from nbformat import NotebookNode
 from sqlalchemy.exc import SAWarning
 
 from autograder.config import ensure_tools_on_path, load_config, nbgrader_log
+from autograder.drop_duplicate_cells import drop_duplicate_cells
 from autograder.execute import budget_overruns, kernel_deaths
 from autograder.notebooks import (
     grade_id,
-    is_solution,
-    is_test,
-    nbgrader,
     read_notebook,
     test_points,
     write_notebook,
 )
-
-# Why nbgrader gave up on a notebook, as its log says it, and what we tell the instructor.
-_FAILURES = (
-    # A kernel that dies in a cell costs only the cells from there (autograder/execute.py); this
-    # is one that died before the first cell ran.
-    ("DeadKernelError", "the kernel died before the first cell ran (a crash or out of memory); "
-                        "no cell could be scored"),
-    ("UnresponsiveKernelError", "the kernel stopped responding and could not be interrupted"),
-    ("SchemaTooOldError", "the notebook's nbgrader metadata is from an older nbgrader"),
-    ("ValidationError", "the notebook's nbgrader metadata is corrupted"),
-)
-_LOG_KEPT = 20_000
-GRADEBOOKS = "gradebooks"  # under a job's work_dir: each job's gradebook, in a folder of its own  # characters of nbgrader's log kept in a failed record
+from autograder.restore_missing_cells import restore_missing_cells
 
 
-def private_paths(course_root: Path, *extra: Path) -> tuple[str, ...]:
-    """What no grading kernel may read (autograder/sandbox.py hides it): the source notebooks,
-    the tests, the grading folders (mutants, right answers), the repository's history, the reference answers, and `extra` (the
-    grader's template, gradebooks, submissions and output folders)."""
-    import helpers.reference
+class Failure(str, Enum):
+    """Why a run gave no grade (GradeResult.failure); `reason` says it in words for people.
 
-    root = Path(course_root)
-    paths = [root / "source", root / "tests", root / "grading", root / ".git",
-             Path(helpers.reference.__file__).parent,
-             *extra]
-    return tuple(str(Path(p).resolve()) for p in paths)
+    A str Enum: it pickles to the workers and back and reads and writes as JSON (the journal).
+    """
+
+    NONE = ""
+    UNREADABLE = "unreadable"  # not a notebook (malformed JSON, unreadable file)
+    DEAD_KERNEL = "dead_kernel"  # the kernel died before the first cell ran
+    UNRESPONSIVE = "unresponsive"  # the kernel stopped answering and could not be interrupted
+    OLD_METADATA = "old_metadata"  # nbgrader metadata from an older nbgrader
+    BAD_METADATA = "bad_metadata"  # nbgrader metadata corrupted
+    UNSCORED = "unscored"  # a test cell got no automatic score
+    NBGRADER = "nbgrader"  # nbgrader failed for another reason (its log says which)
+    INTERNAL = "internal"  # a bug in the grader
+    CRASHED = "crashed"  # the grading process died under the job (autograder/backends.py)
+
+    @property
+    def transient(self) -> bool:
+        """Says nothing about the submission: grade it again next time, never journal it."""
+        return self in (Failure.INTERNAL, Failure.CRASHED)
+
+
+# nbgrader's exceptions, as its log names them, and what they mean. A kernel that dies in a
+# cell costs only the cells from there (autograder/execute.py): DeadKernelError here is one
+# that died before the first cell ran.
+_NBGRADER_ERRORS = {
+    "DeadKernelError": Failure.DEAD_KERNEL,
+    "UnresponsiveKernelError": Failure.UNRESPONSIVE,
+    "SchemaTooOldError": Failure.OLD_METADATA,
+    "ValidationError": Failure.BAD_METADATA,
+}
+REASONS = {
+    Failure.DEAD_KERNEL: "the kernel died before the first cell ran (a crash or out of memory); "
+                         "no cell could be scored",
+    Failure.UNRESPONSIVE: "the kernel stopped responding and could not be interrupted",
+    Failure.OLD_METADATA: "the notebook's nbgrader metadata is from an older nbgrader",
+    Failure.BAD_METADATA: "the notebook's nbgrader metadata is corrupted",
+    Failure.CRASHED: "the grading process crashed",
+}
+_LOG_KEPT = 20_000  # characters of nbgrader's log kept in a failed record
+GRADEBOOKS = "gradebooks"  # under a job's work_dir: each job's gradebook, in a folder of its own
 
 
 def default_jobs() -> int:
@@ -117,6 +135,7 @@ class GradeResult:
     seconds: float = 0.0
     log: str = ""  # nbgrader's log, when it failed
     verification: dict[str, str] = field(default_factory=dict)  # exercise -> "passed" or why not
+    failure: str = Failure.NONE  # why status is "error" (a Failure value)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -138,83 +157,41 @@ def grade_submission(job: GradeJob) -> GradeResult:
         try:
             nb = read_notebook(job.notebook)
         except Exception as error:  # malformed JSON, not a notebook, unreadable file
+            result.failure = Failure.UNREADABLE
             result.reason = (f"{Path(job.notebook).name} is not a readable notebook "
                              f"({type(error).__name__}: {str(error).splitlines()[0][:200]})")
             return result
-        duplicates = drop_duplicate_cells(nb)
+        # nbgrader repairs the notebook it grades (DropDuplicateCells, RestoreMissingCells in
+        # nbgrader_config.py); the same repair here, on a copy, names it for the result and
+        # gives the trusted run the cells nbgrader grades.
+        repaired = copy.deepcopy(nb)
+        duplicates = drop_duplicate_cells(repaired)
         if duplicates:
             result.warnings.append("duplicated cells dropped (the first copy is graded): "
                                    + ", ".join(duplicates))
         if job.restore_missing_cells:
-            restored = restore_missing_cells(nb, source_nb)
+            restored = restore_missing_cells(repaired, source_nb)
             if restored:
                 result.warnings.append("deleted cells restored from the source: "
                                        + ", ".join(restored))
         with warnings.catch_warnings():
             # nbgrader's gradebook trips SQLAlchemy's autoflush warning on every submission.
             warnings.filterwarnings("ignore", category=SAWarning)
-            _autograde(job, nb, source_nb, result)
+            _autograde(job, nb, repaired, source_nb, result)
     except Exception as error:  # a bug here must not stop a batch either
-        result.status = "error"
+        result.status, result.failure = "error", Failure.INTERNAL
         result.reason = f"internal error while grading: {type(error).__name__}: {error}"
     finally:
         result.seconds = round(time.perf_counter() - start, 2)
     return result
 
 
-def drop_duplicate_cells(nb: NotebookNode) -> list[str]:
-    """Remove every cell whose grade_id an earlier cell has, in place; returns those ids.
+def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_nb: NotebookNode,
+               result: GradeResult) -> None:
+    """nbgrader autograde (and generate_feedback) in a temporary course; fills `result`.
 
-    nbgrader refuses a notebook with a grade_id twice, and a copied test cell could otherwise
-    stand in for the real one.
-    """
-    seen: set[str] = set()
-    dropped: list[str] = []
-    for cell in list(nb.cells):
-        gid = grade_id(cell)
-        if gid and gid in seen:
-            nb.cells.remove(cell)
-            dropped.append(gid)
-        elif gid:
-            seen.add(gid)
-    return dropped
-
-
-def restore_missing_cells(nb: NotebookNode, source_nb: NotebookNode) -> list[str]:
-    """Put back the test and read-only cells a student deleted, in place; returns their ids.
-
-    Left out, nbgrader gives a deleted test no grade (None, "needs manual grading") without a
-    word. Each cell goes right after the nearest cell that precedes it in the source and is
-    still there (nbgrader's own add_missing_cells raises KeyError when the cell just before is
-    a read-only one, or was deleted too).
-    Solution cells are never restored: the source version holds the answer. nbgrader then
-    checks the restored cells against the gradebook like every locked cell.
-    """
-    present = {grade_id(c) for c in nb.cells if grade_id(c)}
-    restored = []
-    for index, cell in enumerate(source_nb.cells):
-        gid = grade_id(cell)
-        if not gid or gid in present or is_solution(cell):
-            continue
-        if not (is_test(cell) or nbgrader(cell).get("locked")):
-            continue
-        position = 0
-        for previous in reversed(source_nb.cells[:index]):
-            pid = grade_id(previous)
-            if pid and pid in present:
-                position = next(i for i, c in enumerate(nb.cells) if grade_id(c) == pid) + 1
-                break
-        cell = copy.deepcopy(cell)
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-        nb.cells.insert(position, cell)
-        present.add(gid)
-        restored.append(gid)
-    return restored
-
-
-def _autograde(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, result: GradeResult) -> None:
-    """nbgrader autograde (and generate_feedback) in a temporary course; fills `result`."""
+    nb: the submission as handed in (nbgrader's pipeline repairs it); repaired: the same after
+    the repair, for the trusted run."""
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
 
@@ -243,19 +220,20 @@ def _autograde(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, result:
             Autograde(coursedir=coursedir, config=config, log=logger).start()
         except Exception as error:
             result.log = log.getvalue()[-_LOG_KEPT:]
-            result.reason = _failure_reason(result.log, error)
+            result.failure, result.reason = _failure(result.log, error)
             return
         autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
         unscored = _read_scores(config, assignment, student, autograded, result)
         executed = read_notebook(autograded)
         result.warnings += kernel_deaths(executed) + budget_overruns(executed)
         if unscored and job.restore_missing_cells:
+            result.failure = Failure.UNSCORED
             result.reason = "no automatic score for " + ", ".join(unscored)
             result.log = log.getvalue()[-_LOG_KEPT:]
             return
-        result.status = "graded"
+        result.status, result.failure = "graded", Failure.NONE
         if job.verify:
-            _verify(job, nb, source_nb, config, course, autograded, result, logger)
+            _verify(job, repaired, source_nb, config, course, autograded, result, logger)
         if job.feedback_dir is not None:
             GenerateFeedback(coursedir=coursedir, config=config, log=logger).start()
             _copy(course / "feedback" / student / assignment / f"{assignment}.html",
@@ -267,7 +245,6 @@ def _autograde(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, result:
 def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, course: Path,
             autograded: Path, result: GradeResult, logger) -> None:
     """The trusted run (autograder/verify.py): withdraw points it does not confirm, say why."""
-    from nbgrader.api import Gradebook
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute
 
@@ -293,14 +270,27 @@ def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, co
     for note in verification.findings:
         result.warnings.append(f"code no answer needs: {note}")
     if changed:  # the feedback reads its scores from the gradebook
-        with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
-            for gid in changed:
-                grade = gb.find_grade(gid, job.assignment, job.assignment, _safe_id(job.student_id))
-                grade.manual_score = 0.0
-            gb.db.commit()
+        withdraw_points(config.CourseDirectory.db_url, config.CourseDirectory.course_id,
+                        job.assignment, _safe_id(job.student_id), changed)
     executed = read_notebook(autograded)
     executed.cells.insert(0, nbformat.v4.new_markdown_cell(trusted.summary_markdown(verification)))
     write_notebook(executed, autograded)
+
+
+def withdraw_points(db_url: str, course_id: str, assignment: str, student: str,
+                    cells: list[str]) -> None:
+    """Set the automatic score of these test cells to 0 in the gradebook.
+
+    The trusted run is part of the automatic grading, so its verdict is an auto_score: a
+    manual_score would show in nbgrader's formgrader as a person's override. Why the points went
+    is in the result's warnings and the feedback's "Checked outside your notebook" table.
+    """
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gb:
+        for gid in cells:
+            gb.find_grade(gid, assignment, assignment, student).auto_score = 0.0
+        gb.db.commit()
 
 
 def _read_scores(config, assignment: str, student: str, autograded: Path,
@@ -345,13 +335,14 @@ def _cell_errors(nb: NotebookNode) -> tuple[dict[str, str], list[str]]:
     return errors, timed_out
 
 
-def _failure_reason(log_text: str, error: Exception) -> str:
-    for marker, reason in _FAILURES:
-        if marker in log_text or marker in repr(error):
-            return reason
+def _failure(log_text: str, error: Exception) -> tuple[Failure, str]:
+    """(the kind of failure, its reason) from nbgrader's log and the exception it raised."""
+    for name, failure in _NBGRADER_ERRORS.items():
+        if name in log_text or name in repr(error):
+            return failure, REASONS[failure]
     errors = [line[len("[ERROR] "):] for line in log_text.splitlines() if line.startswith("[ERROR]")]
     detail = next((e for e in errors if "Traceback" not in e), "") or str(error)
-    return f"nbgrader could not grade the notebook: {detail[:300]}"
+    return Failure.NBGRADER, f"nbgrader could not grade the notebook: {detail[:300]}"
 
 
 def _safe_id(text: str) -> str:
@@ -362,71 +353,3 @@ def _safe_id(text: str) -> str:
 def _copy(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dst)
-
-
-# -- many jobs ----------------------------------------------------------------------------------
-
-class BatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a batch: the workers and their kernels are stopped; `done` of `total` finished."""
-
-    def __init__(self, done: int, total: int):
-        super().__init__(f"interrupted: {done} of {total} graded")
-        self.done, self.total = done, total
-
-
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-
-
-@contextmanager
-def limit_kernel_threads(n_jobs: int | None) -> Iterator[int]:
-    """Give each grading kernel its share of the cores (at least one thread) while in the block.
-
-    Every kernel would otherwise start one BLAS/OpenMP thread per core: N parallel kernels on
-    N cores then fight over them, and small models run 15-20x slower (measured here: a digits
-    epoch 6.9 s instead of 0.39 s), enough to push a correct notebook past the cell timeout.
-    Enter it before the kernel server and the workers start, so every kernel inherits it. A
-    value the instructor already exported wins; the environment is restored on exit.
-    """
-    share = max(1, default_jobs() // max(1, n_jobs or default_jobs()))
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    for name in THREAD_VARIABLES:
-        os.environ.setdefault(name, str(share))
-    try:
-        yield share
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-def run_jobs(jobs: Sequence[GradeJob], n_jobs: int | None = None,
-             on_result: Callable[[GradeResult], None] | None = None,
-             kernel_server: str | None = None, backend=None) -> list[GradeResult]:
-    """Grade every job, `n_jobs` at a time (default: one per core); results in job order.
-
-    kernel_server: the socket of a running KernelServer (autograder/kernel_server.py), given to
-    every job when the backend's workers run on this machine: kernels are then forked warm
-    instead of started cold. backend: where jobs run (autograder/backends.py; default: a
-    local process pool). on_result sees each result as it arrives, in the order they finish.
-    Ctrl-C stops the workers and their kernels and raises BatchInterrupted.
-    """
-    from autograder.backends import LocalPool  # it imports this module
-
-    backend = backend if backend is not None else LocalPool()
-    if kernel_server and backend.local:
-        jobs = [replace(job, kernel_server=kernel_server) for job in jobs]
-    results: list[GradeResult | None] = [None] * len(jobs)
-    finished = backend.run(jobs, n_jobs)
-    try:
-        for index, result in finished:
-            results[index] = result
-            if on_result is not None:
-                on_result(result)
-    except KeyboardInterrupt:
-        done = sum(r is not None for r in results)
-        raise BatchInterrupted(done, len(jobs)) from None
-    finally:
-        finished.close()  # stops the workers if we leave early
-    return results  # type: ignore[return-value]

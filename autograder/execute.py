@@ -14,8 +14,11 @@ Execute, instead:
 - stops a notebook at `notebook_budget` seconds of wall-clock time: the cell running then is
   interrupted like a timeout, later cells are not run (NotRun);
 - starts kernels with a memory and a CPU limit, from the warm kernel server when there is one,
-  with the course's files hidden (`hide`): autograder/warm_kernel.py, kernel_server.py,
-  sandbox.py.
+  with the course's files hidden (`hide`) and, then, no network: autograder/warm_kernel.py,
+  kernel_server.py, sandbox.py. A kernel in a network namespace of its own cannot reach the
+  grader's 127.0.0.1, so kernels that are or may be sandboxed (`hide`, or forked by a server)
+  talk to it over Unix sockets (jupyter_client's ipc transport) in a private folder under
+  /tmp, removed with the kernel.
 
 `kernel_deaths(nb)` and `budget_overruns(nb)` read these marks back from an autograded
 notebook, as warnings for the grading report.
@@ -25,8 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import re
+import shutil
 import signal
+import tempfile
 from queue import Empty
 from time import monotonic
 
@@ -104,6 +110,7 @@ class GradingExecute(Execute):
         super().__init__(*args, **kwargs)
         # nbgrader's Execute hands nbclient its own manager class: set ours after it.
         self.kernel_manager_class = WarmKernelManager
+        self._ipc_folders: list[str] = []  # each sandboxed kernel's socket folder
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
@@ -112,6 +119,11 @@ class GradingExecute(Execute):
             km.hide = list(self.hide)
             km.memory_limit = parse_size(self.memory_limit)
             km.cpu_limit = self.cpu_limit
+        if self.hide or self.kernel_server:  # sandboxed (a server may be), so without a network:
+            # Unix sockets instead of TCP (short paths: < 108 bytes)
+            folder = tempfile.mkdtemp(prefix="agk-ipc-", dir="/tmp" if os.path.isdir("/tmp") else None)
+            self._ipc_folders.append(folder)
+            km.transport, km.ip = "ipc", os.path.join(folder, "k")
         return km
 
     # -- the notebook ---------------------------------------------------------------------------
@@ -121,7 +133,12 @@ class GradingExecute(Execute):
         self._stopped: str | None = None  # why the cells from here on are not run
         self._budget_limited = self._timed_out = False  # this cell's timeout is the budget's; fired
         self._killed: str | None = None  # why this cell's kernel was killed
-        return super().preprocess(nb, resources, km)
+        self._ipc_folders: list[str] = []
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            for folder in self._ipc_folders:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def _budget_left(self) -> float | None:
         if not self.notebook_budget:

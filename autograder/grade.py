@@ -1,4 +1,4 @@
-"""`python -m autograder grade SUBMITTED [--out DIR] [--jobs N]`: autograde a batch.
+"""`python -m autograder grade SUBMITTED [ASSIGNMENT...] [--assignment NAME]... [--out DIR] [--jobs N]`.
 
 SUBMITTED is nbgrader's layout, `SUBMITTED/<student>/<assignment>/<assignment>.ipynb`. Every
 student gets one row per assignment of source/ (or of --assignment) in DIR/grades.csv, whatever
@@ -14,7 +14,7 @@ What students actually hand in, and what happens:
   a folder that is no assignment           row with status "unknown_assignment"
   malformed JSON                           row with 0, status "error", the parser's message
   deleted test cells                       put back from the source, graded, with a warning
-  a kernel that dies (`os._exit`)          row with 0, status "error"; the batch goes on
+  a kernel that dies (`os._exit`)          the points before it kept, in both runs; the batch goes on
   an infinite loop                         that cell stops at the per-cell timeout and scores 0
 
 A batch resumes: each result is journaled in DIR/.journal/ as it arrives (autograder/journal.py)
@@ -35,28 +35,18 @@ import json
 import re
 import shutil
 import sys
-import tempfile
 import time
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.backends import LocalPool, add_backend_options, make_backend
 from autograder.config import load_config
-from autograder.engine import (
-    BatchInterrupted,
-    GradeJob,
-    GradeResult,
-    default_jobs,
-    limit_kernel_threads,
-    private_paths,
-    run_jobs,
-)
+from autograder.engine import GradeJob, GradeResult, default_jobs
 from autograder.feedback import finish as finish_feedback
 from autograder.journal import Journal, atomic_write, fingerprint, grading_settings
-from autograder.kernel_server import KernelServer
 from autograder.lateness import read_timestamp
-from autograder.layout import Course
+from autograder.layout import Course, add_assignment_options, selected
+from autograder.session import BatchInterrupted, GradingSession
 from autograder.template import GenerationError, build_template
 
 CSV_COLUMNS = ("student_id", "assignment", "score", "max_score", "status", "reason", "warnings",
@@ -212,20 +202,11 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
     subs = collect(submitted, assignments, course.assignments())
     journal = Journal(out)
-    (course.build_dir / "work").mkdir(parents=True, exist_ok=True)
-    with limit_kernel_threads(n_jobs), ExitStack() as stack:
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(
-            prefix="grade-", dir=course.build_dir / "work")))
-        # No kernel reads the answers, the submissions, the output, or this run's folder (the
-        # template, the gradebooks, other students' jobs) but for its own job (sandbox.py). The
-        # server hides what does not hold the jobs; each kernel hides all of it.
-        hide = private_paths(course.root, submitted, out, tmp)
-        server_hide = [p for p in hide if not str(tmp).startswith(p.rstrip("/") + "/") and p != str(tmp)]
-        # Started first: it preloads torch while nbgrader generates the template.
-        server = (stack.enter_context(KernelServer(warm_kernels, hide=server_hide))
-                  if backend.local else None)
-        if server is not None and server.sandbox_problem and progress is not None:
-            print(f"  warning: {server.sandbox_problem}", file=sys.stderr, flush=True)
+    # No kernel reads the answers, the submissions, the output, or this run's folder (the
+    # template, the gradebooks, other students' jobs) but for its own job (sandbox.py).
+    with GradingSession(course, "grade", n_jobs, warm_kernels, backend, hidden=(submitted, out),
+                        warn=None if progress is not None else lambda line: None) as session:
+        tmp, hide = session.dir, session.hide
         template = build_template(course.source_dir, assignments, tmp / "template")
         todo = [s for s in subs if s.notebook is not None]
         key = journal.key()
@@ -262,8 +243,7 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
 
         index = {(j.student_id, j.assignment): k for k, j in enumerate(jobs)}
         try:
-            graded = run_jobs([jobs[k] for k in pending], n_jobs, on_result=arrived,
-                              kernel_server=server.socket if server else None, backend=backend)
+            graded = session.run([jobs[k] for k in pending], on_result=arrived)
         except BatchInterrupted as stop:
             raise BatchInterrupted(reused + stop.done, len(jobs)) from None
         for k, result in zip(pending, graded):
@@ -353,8 +333,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="output folder for grades.csv and feedback/ (default: build/grades)")
     parser.add_argument("--jobs", "-j", type=int, default=None,
                         help=f"submissions graded in parallel (default: {default_jobs()}, the cores)")
-    parser.add_argument("--assignment", "-a", action="append", default=None, metavar="ASSIGNMENT",
-                        help="grade only this assignment (repeatable; default: every one in source/)")
+    add_assignment_options(parser)
     parser.add_argument("--timeout", type=int, default=None,
                         help="seconds per cell (default: nbgrader_config.py's, 60)")
     parser.add_argument("--cold-kernels", action="store_true",
@@ -385,7 +364,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
             print(f"    warning: {warning}", file=sys.stderr, flush=True)
 
     try:
-        batch = grade_batch(course, args.submitted, out, args.assignment, args.jobs, args.timeout,
+        batch = grade_batch(course, args.submitted, out, selected(args, course), args.jobs, args.timeout,
                             progress, warm_kernels=False if args.cold_kernels else None,
                             backend=make_backend(args.backend, args.scheduler),
                             regrade=args.regrade)

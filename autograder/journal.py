@@ -24,11 +24,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from autograder.course import REPO_ROOT
-from autograder.engine import GradeJob, GradeResult
+from autograder.engine import Failure, GradeJob, GradeResult
 
 FOLDER = ".journal"
-# Results that say nothing about the submission: graded again next time, never kept.
-_NOT_KEPT = ("the grading process crashed", "internal error while grading")
 _VERSIONED = ("nbgrader", "nbclient", "ipykernel", "numpy", "torch", "torchvision")
 # Environment that reaches the kernels and can change a score (07 online or offline, limits);
 # not the ones that only change speed or where things are.
@@ -181,7 +179,7 @@ class Journal:
 
     def write(self, result: GradeResult, inputs: dict) -> bool:
         """Record a finished result; False (nothing written) when it must be graded again."""
-        if result.status == "error" and result.reason.startswith(_NOT_KEPT):
+        if result.status == "error" and Failure(result.failure).transient:  # says nothing of the work
             return False
         record = {"inputs": inputs, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                   "result": result.to_dict()}

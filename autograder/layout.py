@@ -1,7 +1,9 @@
-"""Where things are in a course folder: source/, release/, grading/, build/."""
+"""Where things are in a course folder: source/, release/, grading/, build/; and which
+assignments a command works on, chosen the same way by every command."""
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,3 +69,22 @@ class Course:
                 f"no assignment {', '.join(unknown)} in {self.source_dir} "
                 f"(each needs source/NAME/NAME.ipynb; found: {', '.join(known) or 'none'})")
         return list(dict.fromkeys(requested))
+
+
+def add_assignment_options(parser: argparse.ArgumentParser, positional: bool = True) -> None:
+    """The assignment selection every command takes: `ASSIGNMENT...` after the command's own
+    positional arguments (when `positional`) and `--assignment/-a NAME`, repeatable."""
+    if positional:
+        parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", default=[],
+                            help="assignments to work on (default: every folder of source/)")
+    parser.add_argument("--assignment", "-a", action="append", default=[], metavar="NAME",
+                        dest="assignment",
+                        help="work on this assignment (repeatable; default: every one in source/)")
+
+
+def selected(args: argparse.Namespace, course: Course) -> list[str]:
+    """The assignments `args` names (positional first, then --assignment; each once, in order),
+    each checked to exist in `course`; every assignment when none is named. Raises CourseError
+    naming the unknown ones."""
+    wanted = [*(getattr(args, "assignments", None) or []), *(getattr(args, "assignment", None) or [])]
+    return course.select(list(dict.fromkeys(wanted)) or None)

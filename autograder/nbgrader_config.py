@@ -2,25 +2,39 @@
 
 `python -m autograder` loads this file and then points `CourseDirectory.root` and `db_url` at
 each job's own temporary course folder (see autograder/config.py). nbgrader's own command line
-reads it too, from the repository root:
+reads it too (nbgrader 0.9 has no --config option: it reads ./nbgrader_config.py), from a folder
+whose nbgrader_config.py says `load_subconfig("autograder/nbgrader_config.py")`:
 
-    PATH=.venv/bin:$PATH nbgrader autograde 01_numpy_mlp --config=autograder/nbgrader_config.py
+    PATH=.venv/bin:$PATH nbgrader autograde 01_numpy_mlp
 
 Environment: AUTOGRADER_CELL_TIMEOUT (seconds per cell, default 60), AUTOGRADER_INTERRUPT_GRACE
 (seconds, default 5), AUTOGRADER_KERNEL_MEMORY (default 4G; "none"), AUTOGRADER_KERNEL_CPU (CPU
 seconds, default 1200; 0: none), AUTOGRADER_NOTEBOOK_BUDGET (seconds per notebook, default 600;
-0: none). python -m autograder runs Autograde with autograder/execute.py's GradingExecute in
-place of Execute (autograder/config.py), which reads the last four; nbgrader's own command line
-keeps its Execute and ignores them.
+0: none). Autograde's pipelines are declared here (GradingExecute in place of Execute, the cell
+repairs), so nbgrader's own command line grades exactly as `python -m autograder grade` does
+before its trusted run (autograder/verify.py), which nbgrader has no place for.
 """
 
 import os
 from pathlib import Path
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import GetGrades
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearOutput,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    OverwriteCells,
+    OverwriteKernelspec,
+    SaveAutoGrades,
+)
 
+from autograder.drop_duplicate_cells import DropDuplicateCells
+from autograder.execute import GradingExecute
 from autograder.hide_hidden_tests import HideHiddenTests
+from autograder.restore_missing_cells import RestoreMissingCells
 
 c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
 
@@ -46,6 +60,17 @@ c.LockCells.lock_grade_cells = True
 c.LockCells.lock_readonly_cells = True
 
 # -- Autograding -----------------------------------------------------------------------------------
+# nbgrader's two pipelines (nbgrader 0.9.6's defaults), with our steps in their places. Sanitizing:
+# DropDuplicateCells instead of DeduplicateIds (that one keeps the last copy and leaves the others
+# running as plain cells); RestoreMissingCells before OverwriteCells (a deleted test comes back
+# from the source, in its place, and is then checked like every locked cell).
+c.Autograde.sanitize_preprocessors = [ClearOutput, DropDuplicateCells, OverwriteKernelspec,
+                                      RestoreMissingCells, OverwriteCells, CheckCellMetadata]
+# Grading: GradingExecute instead of Execute (a dead kernel keeps the points before it; memory,
+# CPU and time limits; warm, sandboxed kernels when autograder/config.py says where).
+c.Autograde.autograde_preprocessors = [GradingExecute, IgnorePattern, ClearMetadataPreprocessor,
+                                       LimitOutput, SaveAutoGrades, AssignLatePenalties,
+                                       CheckCellMetadata]
 # nbgrader's default is 30 s per cell; our notebooks budget 60 s in all on a 2-core CPU, so one cell
 # never legitimately needs more. An infinite loop is interrupted after this and scores 0 on its own
 # cell only: the kernel is interrupted, not killed, and the rest of the notebook still runs (unless
@@ -89,10 +114,10 @@ c.IgnorePattern.pattern = r"[\s\S]"
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 40
 # A student who deleted a test cell gets it back (nbgrader otherwise leaves its grade None and the
-# notebook silently waiting for a manual grade). autograder/engine.py restores them first, in their
-# place in the source (nbgrader's own restore raises KeyError when the cell before a deleted test
-# is a read-only one, or was deleted too); this setting does it for nbgrader's command line.
-c.OverwriteCells.add_missing_cells = True
+# notebook silently waiting for a manual grade): RestoreMissingCells above, not nbgrader's own
+# restore, which raises KeyError when the cell before a deleted test is a read-only one.
+c.RestoreMissingCells.enabled = True
+c.OverwriteCells.add_missing_cells = False
 # Students are created on the fly from the submission folders.
 c.Autograde.create_student = True
 

@@ -15,6 +15,13 @@ inherited from a more privileged namespace are locked together, so the kernel ca
 the tmpfs to look underneath (EINVAL), and it has no capability left over the grader's
 namespaces, so it cannot reach the files through /proc/<grader pid>/root or setns either.
 
+It also gives the process a network namespace of its own (CLONE_NEWNET, as otter's
+`--no-network`), holding only a loopback interface that is down: no connection leaves it, not
+even to 127.0.0.1 of the grader's machine. Kernels then talk to the grader over Unix sockets
+(jupyter_client's "ipc" transport, autograder/execute.py), which namespaces do not cut. Where
+a network namespace cannot be made, `network_problem()` says why and the kernels keep the
+network.
+
 Needs Linux with mount namespaces: root (or CAP_SYS_ADMIN), or unprivileged user namespaces.
 Where neither is allowed (some containers, macOS) `problem()` says why, and callers run kernels
 unhidden with a warning. Only the standard library: the kernel launcher imports this.
@@ -31,6 +38,7 @@ from collections.abc import Iterable
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 _EMPTY = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
@@ -69,9 +77,21 @@ def _mount(source: str | None, target: str | None, fstype: str | None, flags: in
     _check(_lib().mount(source, target, fstype, ctypes.c_ulong(flags), data), what)
 
 
-def _own_user_namespace(uid: int, gid: int) -> None:
-    """Enter a new user (and mount) namespace where this process keeps its uid and gid."""
-    _unshare(CLONE_NEWUSER | CLONE_NEWNS, "unshare(CLONE_NEWUSER | CLONE_NEWNS)")
+network_isolated = False  # whether `enter` gave this process a network namespace of its own
+
+
+def _own_user_namespace(uid: int, gid: int, network: bool = False) -> None:
+    """Enter a new user (and mount) namespace where this process keeps its uid and gid; with
+    `network`, a network namespace too where one can be made (`network_isolated` says)."""
+    global network_isolated
+    try:
+        if not network:
+            raise SandboxError("not asked for")
+        _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET,
+                 "unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)")
+        network_isolated = True
+    except SandboxError:
+        _unshare(CLONE_NEWUSER | CLONE_NEWNS, "unshare(CLONE_NEWUSER | CLONE_NEWNS)")
     try:
         with open("/proc/self/setgroups", "w") as f:  # required before an unprivileged gid_map
             f.write("deny")
@@ -92,8 +112,10 @@ def _targets(hide: Iterable[str]) -> list[str]:
     return found
 
 
-def enter(hide: Iterable[str], keep: str | None = None) -> list[str]:
+def enter(hide: Iterable[str], keep: str | None = None, network: bool = True) -> list[str]:
     """Hide each path of `hide` from this process and its future children; returns those hidden.
+
+    network: also cut it off the network (its own network namespace) where that is allowed.
 
     keep: a folder inside a hidden one that stays visible and writable (a kernel's own job
     folder inside the folder of every job): the rest of that hidden folder still looks empty.
@@ -132,7 +154,7 @@ def enter(hide: Iterable[str], keep: str | None = None) -> list[str]:
                        f"hiding {path}")  # no MS_NODEV: /dev/null must still open
     if kept is not None:
         os.close(kept)
-    _own_user_namespace(uid, gid)  # locks the mounts and drops every hold on the grader
+    _own_user_namespace(uid, gid, network)  # locks the mounts and drops every hold on the grader
     try:  # a working folder inside a hidden one would still reach the files underneath
         os.chdir(cwd)
     except OSError:
@@ -140,8 +162,27 @@ def enter(hide: Iterable[str], keep: str | None = None) -> list[str]:
     return targets
 
 
+def _in_child(attempt) -> str:
+    """Run `attempt()` (returns '' or what went wrong) in a throwaway forked child; its answer."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (child)
+        os.close(read)
+        try:
+            message = attempt()
+        except BaseException as error:  # noqa: BLE001 (reported to the parent)
+            message = str(error) or type(error).__name__
+        os.write(write, message.encode()[:4000])
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        message = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return message
+
+
 def problem() -> str | None:
-    """Why `enter` cannot work here, or None when it does (tried in a throwaway child)."""
+    """Why `enter` cannot hide files here, or None when it does (tried in a throwaway child)."""
     if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
         return "kernels cannot be sandboxed on this system (needs Linux mount namespaces)"
     with tempfile.TemporaryDirectory(prefix="agsb-") as probe:
@@ -149,23 +190,26 @@ def problem() -> str | None:
         os.mkdir(secret)
         with open(os.path.join(secret, "file"), "w") as f:
             f.write("x")
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover (child)
-            os.close(read)
-            message = ""
-            try:
-                enter([secret])
-                if os.path.exists(os.path.join(secret, "file")):
-                    message = "the hidden folder could still be read"
-            except BaseException as error:  # noqa: BLE001 (reported to the parent)
-                message = str(error) or type(error).__name__
-            os.write(write, message.encode()[:4000])
-            os._exit(0)
-        os.close(write)
-        with os.fdopen(read, "rb") as pipe:
-            message = pipe.read().decode()
-        os.waitpid(pid, 0)
+
+        def attempt() -> str:
+            enter([secret], network=False)
+            return "the hidden folder could still be read" if os.path.exists(
+                os.path.join(secret, "file")) else ""
+
+        message = _in_child(attempt)
     if message:
         return f"kernels are not sandboxed (mount namespaces not allowed here: {message})"
     return None
+
+
+def network_problem() -> str | None:
+    """Why `enter` cannot cut kernels off the network here, or None when it does (one line)."""
+    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        return "grading kernels can reach the network (network namespaces need Linux)"
+
+    def attempt() -> str:
+        enter([])
+        return "" if network_isolated else "unshare(CLONE_NEWNET) was refused"
+
+    message = _in_child(attempt)
+    return f"grading kernels can reach the network ({message})" if message else None

@@ -10,6 +10,12 @@ the tests see (autograder/probes/__init__.py lists how). After nbgrader, this mo
    probe snippets on inputs drawn here from a seed the student cannot know;
 4. judges the plain arrays the kernel saved against the reference, in this process.
 
+A kernel that dies costs only what nbgrader's run lost too: when a cell of the student's code
+kills it (os._exit, a segfault, a limit), a second fresh kernel runs the student's cells before
+that one, then the probes. Exercises defined before the crash are judged as usual; those whose
+solution cell is the dying one or a later one fail, saying so. A death inside a probe (the
+student's function crashing on the secret inputs) costs that exercise and the probes after it.
+
 `apply` then withdraws the nbgrader points of every test cell whose exercise failed here, and
 says why in the result and the feedback.
 """
@@ -27,6 +33,7 @@ import numpy as np
 from nbformat import NotebookNode
 
 from autograder import scan
+from autograder.execute import KERNEL_DIED
 from autograder.notebooks import grade_id, is_solution, is_test, nbgrader
 from autograder.probes import Verdict, judge, kernel_cells, load_outputs, probe_for
 
@@ -120,8 +127,11 @@ def scan_failures(cells: list[tuple[str, str]], solutions: dict[str, list[str]],
     failures: dict[str, str] = {}
     notes: list[str] = []
     uses = {kind: scan.used_names(text) for kind, text in cells if kind.startswith("solution:")}
+    modules = set().union(*(scan.imported_names(text) for _, text in cells))
+    checks = set().union(*(scan.check_names(text) for kind, text in cells if kind in ("setup", "given")))
     for kind, text in cells:
-        found = scan.findings(text, forbidden) if kind in ("added",) or kind.startswith("solution:") else []
+        found = (scan.findings(text, forbidden, modules, checks)
+                 if kind in ("added",) or kind.startswith("solution:") else [])
         if not found:
             continue
         where = "a cell you added" if kind == "added" else f"the cell of {', '.join(solutions.get(kind[9:], []))}"
@@ -147,7 +157,8 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
 
     execute(nb, folder): runs a notebook in a fresh kernel with cwd `folder` (the engine passes
     nbgrader's Execute, configured like the one that ran the tests); it must not raise for errors
-    in cells, and may raise when the kernel dies: what was saved before still counts.
+    in cells. When the kernel dies it marks the cell (GradingExecute) or raises; a death in the
+    student's code runs the cells before it again, alone (see the module's docstring).
     """
     probe = probe_for(assignment)
     if probe is None:
@@ -160,25 +171,75 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
     scan_failed, notes = scan_failures(cells, solutions, probe.forbidden)
 
     inputs = probe.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))
-    in_path, out_path = folder / "inputs.npz", folder / "outputs.npz"
+    in_path = folder / "inputs.npz"
     np.savez(in_path, **inputs)
-    nb = nbformat.v4.new_notebook()
-    nb.metadata = copy.deepcopy(source_nb.metadata)
-    nb.cells = [nbformat.v4.new_code_cell(text) for _, text in cells]
-    nb.cells += [nbformat.v4.new_code_cell(text) for text in kernel_cells(probe, in_path, out_path)]
-    try:
-        execute(nb, folder)
-    except Exception:  # a dead kernel: the outputs saved so far still count
-        pass
-    try:
-        outputs = load_outputs(out_path)
-    except (OSError, ValueError, EOFError):  # none written, or not plain arrays: nothing passes
-        outputs = {}
+    outputs, died = _run(probe, source_nb, [text for _, text in cells], in_path, folder, execute)
+    if died is not None:  # the student's code killed the kernel: run what came before it, alone
+        outputs, _ = _run(probe, source_nb, [text for _, text in cells[:died]], in_path, folder,
+                          execute, attempt=1)
     verdicts = judge(probe, inputs, outputs)
+    if died is not None:
+        for exercise, why in crash_failures(cells, died, solutions).items():
+            if exercise in verdicts:
+                verdicts[exercise] = Verdict(exercise, False, why)
     for exercise, why in scan_failed.items():
         if exercise in verdicts:
             verdicts[exercise] = Verdict(exercise, False, why)
     return Verification(verdicts, needs, notes, round(time.perf_counter() - start, 2))
+
+
+def _run(module, source_nb: NotebookNode, student: list[str], in_path: Path, folder: Path,
+         execute, attempt: int = 0) -> tuple[dict[str, np.ndarray], int | None]:
+    """Run `student`'s cells, then the probes, in one fresh kernel.
+
+    Returns (the outputs the probes saved, the index in `student` of the cell that killed the
+    kernel, or None when none did: a death in a probe costs that probe and the later ones only).
+    """
+    out_path = folder / f"outputs-{attempt}.npz"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = copy.deepcopy(source_nb.metadata)
+    nb.cells = [nbformat.v4.new_code_cell(text) for text in student]
+    nb.cells += [nbformat.v4.new_code_cell(text) for text in kernel_cells(module, in_path, out_path)]
+    try:
+        execute(nb, folder)
+        raised = False
+    except Exception:  # an executor that lets a dead kernel through: the outputs saved so far count
+        raised = True
+    try:
+        outputs = load_outputs(out_path)
+    except (OSError, ValueError, EOFError):  # none written, or not plain arrays: nothing passes
+        outputs = {}
+    died = death_cell(nb, raised)
+    return outputs, died if died is not None and died < len(student) else None
+
+
+def death_cell(nb: NotebookNode, raised: bool = False) -> int | None:
+    """Index of the cell the kernel died in (GradingExecute's KernelDied mark; after an executor
+    that raised instead, the first code cell it never ran), or None."""
+    for index, cell in enumerate(nb.cells):
+        if any(o.get("output_type") == "error" and o.get("ename") == KERNEL_DIED
+               for o in cell.get("outputs", [])):
+            return index
+    if raised:
+        return next((i for i, c in enumerate(nb.cells)
+                     if c.cell_type == "code" and c.get("execution_count") is None), None)
+    return None
+
+
+def crash_failures(cells: list[tuple[str, str]], died: int,
+                   solutions: dict[str, list[str]]) -> dict[str, str]:
+    """exercise -> why, for the exercises whose solution cell is at or after the cell `died`
+    (an index in `cells`) that killed the trusted run's kernel."""
+    kind = cells[died][0]
+    where = (f"the cell of {', '.join(solutions.get(kind[9:], []))}" if kind.startswith("solution:")
+             else "a cell you added" if kind == "added" else "the setup cell")
+    failures = {}
+    for later, _ in cells[died:]:
+        for exercise in solutions.get(later[9:], []) if later.startswith("solution:") else []:
+            failures.setdefault(exercise, f"not checked: the kernel died in {where} (os._exit, a "
+                                          "crash, or a memory or time limit); the exercises before "
+                                          "that cell were checked without it")
+    return failures
 
 
 def apply(verification: Verification, cells: dict[str, dict]) -> list[str]:

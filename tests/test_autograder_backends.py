@@ -8,9 +8,10 @@ import nbformat
 import pytest
 
 from autograder.backends import DaskCluster, LocalPool, make_backend
-from autograder.engine import GradeJob, GradeResult, run_jobs
+from autograder.engine import GradeJob, GradeResult
 from autograder.grade import grade
 from autograder.notebooks import grade_id, read_notebook
+from autograder.session import run_jobs
 
 
 class Reversed:

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.engine import GradeJob, run_jobs
+from autograder.engine import GradeJob
 from autograder.execute import (
     KERNEL_DIED,
     NOT_RUN,
@@ -27,6 +27,7 @@ from autograder.execute import (
 )
 from autograder.kernel_server import KernelServer
 from autograder.notebooks import grade_id, read_notebook
+from autograder.session import run_jobs
 from autograder.template import build_template
 
 pytestmark = pytest.mark.slow

@@ -14,9 +14,9 @@ import sys
 import nbformat
 import pytest
 
-from autograder.engine import restore_missing_cells
 from autograder.grade import CSV_COLUMNS, assignment_of, collect, grade
 from autograder.notebooks import grade_id, is_test, read_notebook
+from autograder.restore_missing_cells import restore_missing_cells
 
 pytestmark = pytest.mark.slow
 TIMEOUT = 10  # seconds per cell: the infinite loop below stops after this

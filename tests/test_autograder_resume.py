@@ -15,7 +15,7 @@ import nbformat
 import psutil
 import pytest
 
-from autograder.engine import GradeJob, GradeResult
+from autograder.engine import Failure, GradeJob, GradeResult
 from autograder.grade import _journaled, grade, grade_batch
 from autograder.journal import Journal, atomic_write, fingerprint, grading_settings
 from autograder.notebooks import grade_id, read_notebook
@@ -72,7 +72,7 @@ def test_a_record_is_reused_only_when_its_fingerprint_matches(tmp_path):
     assert journal.reusable(job, dict(inputs, digest="other")) is None
     # A crash says nothing about the submission: it is graded again next time.
     crash = GradeResult("t", "00_fixture", "submission", "error", 0.0, 6.0,
-                        reason="the grading process crashed (BrokenProcessPool)")
+                        reason="the grading process crashed (BrokenProcessPool)", failure=Failure.CRASHED)
     assert not journal.write(crash, inputs)
     assert journal.read("t", "00_fixture") is None
     # A torn or edited record is no record.
@@ -91,7 +91,8 @@ def test_the_gradebook_never_takes_a_record_of_other_inputs(tmp_path):
     notebook.write_text("second")
     new_inputs = fingerprint(job, notebook, grading_settings(60))
     crash = GradeResult("s", "00_fixture", "submission", "error", 0.0, 6.0,
-                        reason="the grading process crashed (its worker process died)")
+                        reason="the grading process crashed (its worker process died)",
+                        failure=Failure.CRASHED)
     assert not journal.write(crash, new_inputs)
     assert _journaled(journal, crash, new_inputs) is crash
     assert _journaled(journal, crash, old_inputs).score == 6.0

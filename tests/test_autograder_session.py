@@ -1,0 +1,81 @@
+"""One grading session for check and grade (autograder/session.py), and no import cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from autograder import check, grade, sandbox, session
+from autograder.layout import Course
+
+AUTOGRADER = Path(__file__).resolve().parent.parent / "autograder"
+
+
+def module_imports() -> dict[str, set[str]]:
+    """autograder module -> the autograder modules it imports when it is imported (top level)."""
+    graph = {}
+    for path in AUTOGRADER.glob("*.py"):
+        found = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder"):
+                parts = (node.module or "").split(".")
+                found.add(parts[1] if len(parts) > 1 else node.names[0].name)
+                if node.module == "autograder":
+                    found.update(a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("autograder."))
+        graph[path.stem] = found - {path.stem}
+    return graph
+
+
+def test_no_module_of_the_grader_imports_itself_back():
+    graph = module_imports()
+    assert "backends" in graph["session"] and "engine" in graph["backends"]
+
+    def visit(name, path):
+        for other in graph.get(name, ()):
+            assert other not in path, " -> ".join([*path, other])
+            visit(other, [*path, other])
+
+    for name in graph:
+        visit(name, [name])
+
+
+def test_kernels_never_see_the_grading_folders(tmp_path):
+    hidden = session.private_paths(tmp_path, tmp_path / "out")
+    for name in ("source", "tests", "grading", ".git", "out"):
+        assert str((tmp_path / name).resolve()) in hidden
+
+
+def test_check_and_grade_run_in_the_same_session_class():
+    assert check.GradingSession is grade.GradingSession is session.GradingSession
+
+
+def test_a_session_says_once_what_it_cannot_do_and_cleans_up(fixture_course: Course, monkeypatch):
+    monkeypatch.setattr(sandbox, "problem", lambda: None)
+    monkeypatch.setattr(sandbox, "network_problem", lambda: "grading kernels can reach the network (test)")
+    lines = []
+    with session.GradingSession(fixture_course, "check", warm_kernels=False, hidden=[fixture_course.root / "x"],
+                                warn=lines.append) as run:
+        assert run.dir.is_dir() and str(run.dir.resolve()) in run.hide
+        assert str((fixture_course.root / "grading").resolve()) in run.hide
+        assert run.kernel_server is None
+        folder = run.dir
+    assert not folder.exists()
+    assert lines == ["grading kernels can reach the network (test)"]
+
+
+@pytest.mark.parametrize("module", [check, grade])
+def test_check_and_grade_select_assignments_the_same_way(module):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    module.configure(parser)
+    args = ["--assignment", "b", "-a", "a"] + (["SUBMITTED"] if module is grade else [])
+    parsed = parser.parse_args(args)
+    course = type("FakeCourse", (), {"select": lambda self, wanted: wanted})()
+    from autograder.layout import selected
+
+    assert selected(parsed, course) == ["b", "a"]

@@ -1,0 +1,147 @@
+"""The static scan (autograder/scan.py): tampering is named, right answers in any style are not.
+
+Each right answer below is written the way a student might, in the solution cell of the real
+source notebook; `verify.scan_failures` is what withdraws points, so it is what is asked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograder import scan, verify
+from autograder.layout import Course
+from autograder.notebooks import read_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+SETUP_IMPORTS = {"np", "torch", "nn", "F", "plt", "helpers", "check_close", "check_equal"}
+
+TAMPERING = {
+    "setattr on a module": ("import torch\nsetattr(torch, 'allclose', lambda *a, **k: True)", "setattr(torch"),
+    "setattr on the checks": ("import helpers.checks\nsetattr(helpers.checks, 'check_close', print)",
+                              "setattr(helpers.checks"),
+    "a builtin rebound": ("import builtins\nbuiltins.abs = lambda x: 0", "builtins"),
+    "__builtins__": ("__builtins__['len'] = lambda x: 0", "__builtins__"),
+    "a NumPy function rebound": ("np.allclose = lambda *a, **k: True", "np.allclose = ..."),
+    "a nested one": ("import numpy\nnumpy.testing.assert_allclose = lambda *a, **k: None", "numpy.testing.assert_allclose"),
+    "deleted": ("del torch.testing", "del torch.testing"),
+    "through vars": ("vars(np)['allclose'] = print", "vars(np"),
+    "through __dict__": ("np.__dict__['allclose'] = print", "np.__dict__ = ..."),
+    "exec": ("exec('x = 1')", "exec"),
+    "eval": ("y = eval('1 + 1')", "eval"),
+    "eval aliased": ("run = eval\nrun('1')", "eval"),
+    "compile": ("code = compile('x', 'f', 'exec')", "compile"),
+    "__import__": ("m = __import__('os')", "__import__"),
+    "importlib": ("import importlib\nimportlib.reload(np)", "importlib"),
+    "get_ipython": ("get_ipython().ast_transformers.append(object())", "get_ipython"),
+    "globals": ("globals()['check_close'] = print", "globals"),
+    "sys.modules": ("import sys\nsys.modules['numpy'].allclose = print", "sys.modules"),
+    "sys.modules by getattr": ("import sys\nm = getattr(sys, 'modules')", "sys.modules"),
+    "a check rebound": ("check_close = lambda *a, **k: None", "check_close = ..."),
+    "a check redefined": ("def check_equal(*a, **k):\n    pass", "check_equal = ..."),
+    "ctypes": ("import ctypes", "ctypes"),
+    "open": ("text = open('/etc/hostname').read()", "open"),
+    "the reference": ("from helpers.reference import nn_modules", "helpers.reference"),
+    "the reference by getattr": ("import helpers\nr = getattr(helpers, 'reference')", "helpers.reference"),
+}
+
+
+@pytest.mark.parametrize("name", TAMPERING)
+def test_tampering_is_named(name):
+    code, what = TAMPERING[name]
+    found = scan.findings(code, modules=SETUP_IMPORTS, checks={"check_close", "check_equal"})
+    assert any(what in f for f in found), found
+
+
+# Right answers (or right code around them) that an older scan rejected or could have.
+RIGHT = {
+    ("04_nn_modules", "TwoLayerNet"): '''class TwoLayerNet(nn.Module):
+    def __init__(self, d_in, h, d_out):
+        super().__init__()
+        for i, (a, b) in enumerate([(d_in, h), (h, d_out)], start=1):
+            setattr(self, f"linear{i}", nn.Linear(a, b))
+
+    def forward(self, x):
+        return getattr(self, "linear2")(getattr(self, "linear1")(x).clamp(min=0))
+''',
+    ("04_nn_modules", "LinearRegression"): '''class LinearRegression(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        for name, shape in (("w", (1, d)), ("b", (1,))):
+            setattr(self, name, nn.Parameter(torch.zeros(*shape)))
+
+    def forward(self, x):
+        return x @ self.w.T + self.b
+''',
+    ("04_nn_modules", "train_manual_sgd"): '''def train_manual_sgd(model, x, y, learning_rate, steps):
+    losses = []
+    for phase in ("train", "eval") * 0:
+        pass
+    model.train()
+    for _ in range(steps):
+        loss = ((model(x) - y) ** 2).sum()
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= learning_rate * p.grad
+        losses.append(loss.item())
+    model.eval()
+    return losses
+''',
+    ("01_numpy_mlp", "relu"): '''import re
+
+PATTERN = re.compile(r"eval|exec|open")  # words in strings are not calls
+
+
+def relu(h):
+    """Not eval(h), nor open: np.maximum."""
+    return np.maximum(h, 0)
+''',
+    ("01_numpy_mlp", "l2_loss"): '''def compile(y_pred, y):  # a name of the student's own
+    return float(((y_pred - y) ** 2).sum())
+
+
+def l2_loss(y_pred, y):
+    return compile(y_pred, y)
+''',
+    ("01_numpy_mlp", "relative_error"): '''def relative_error(a, b):
+    settings = {"open": 1, "exec": 2}
+    return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)))) * settings["open"]
+''',
+    ("04_nn_modules", "count_parameters"): '''plt.rcParams["figure.figsize"] = (6, 4)
+torch.backends.cudnn.benchmark = True
+
+
+def count_parameters(model):
+    return sum(getattr(p, "numel")() for p in model.parameters() if p.requires_grad)
+''',
+}
+
+
+@pytest.mark.parametrize("assignment, exercise", list(RIGHT))
+def test_a_right_answer_in_another_style_loses_nothing(assignment, exercise):
+    source = read_notebook(Course(ROOT).source_notebook(assignment))
+    submitted = source.copy()
+    submitted.cells = [c.copy() for c in source.cells]
+    for cell in submitted.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == exercise:
+            cell.source = RIGHT[assignment, exercise]
+    solutions, _ = verify.exercises_by_cell(source)
+    cells, _ = verify.student_code(submitted, source)
+    failures, notes = verify.scan_failures(cells, solutions, ("torch", "helpers") if assignment == "01_numpy_mlp" else ())
+    assert failures == {} and notes == [], (failures, notes)
+
+
+def test_tampering_in_a_solution_cell_fails_its_exercise():
+    source = read_notebook(Course(ROOT).source_notebook("04_nn_modules"))
+    submitted = source.copy()
+    submitted.cells = [c.copy() for c in source.cells]
+    for cell in submitted.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "TwoLayerNet":
+            cell.source += "\nsetattr(torch.testing, 'assert_close', lambda *a, **k: None)\n"
+    solutions, _ = verify.exercises_by_cell(source)
+    cells, _ = verify.student_code(submitted, source)
+    failures, _ = verify.scan_failures(cells, solutions, ())
+    assert set(failures) == {"TwoLayerNet"} and "setattr(torch.testing" in failures["TwoLayerNet"]
