@@ -11,6 +11,10 @@ export MPLBACKEND := Agg
 # Grading and tests never touch the network: 07 takes its offline path (bundled data).
 export PYTORCH_COURSE_OFFLINE ?= 1
 
+# Test files run in parallel, each whole in one worker (module fixtures built once): most of the
+# time is spent waiting on kernels and subprocesses, so three workers fit two cores.
+PYTEST_JOBS ?= -n 3 --dist loadfile
+
 .PHONY: course test release check lint site clean
 
 $(BIN)/python:
@@ -31,7 +35,7 @@ course: $(VENV)/.installed  ## release every assignment, prove its tests, print 
 test: $(VENV)/.installed  ## unit tests, pipeline gates, lecture notebooks, ruff
 	$(BIN)/ruff check .
 	$(BIN)/actionlint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_JOBS)
 
 release: $(VENV)/.installed
 	$(BIN)/python -m autograder release

@@ -146,11 +146,12 @@ def test_the_zip_holds_the_scripts_at_its_root_the_wheel_and_the_source(autograd
     assert set(SCRIPTS) <= set(names)
     assert all(modes[s] & 0o111 for s in SCRIPTS)
     assert f"course/source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb" in names
+    assert f"course/grading/{ASSIGNMENT}/probe.py" in names  # the trusted run's probe
     wheels = [n for n in names if n.startswith("dist/pytorch_course-") and n.endswith(".whl")]
     assert len(wheels) == 1
     inside = zipfile.ZipFile(unpack(autograder_zip, tmp_path) / wheels[0]).namelist()
     # The trusted run needs the references and the probes; nbgrader its configuration.
-    for needed in ("helpers/reference/custom_functions.py", "autograder/probes/custom_functions.py",
+    for needed in ("helpers/reference/custom_functions.py", "autograder/probes/__init__.py",
                    "autograder/nbgrader_config.py", "autograder/gradescope/results.py"):
         assert needed in inside
     assert not [n for n in names if n.startswith("course/source/") and ASSIGNMENT not in n]

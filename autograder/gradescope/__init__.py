@@ -9,6 +9,7 @@ submission, which must leave /autograder/results/results.json. The zip holds:
   dist/             the course's wheel: helpers (with helpers.reference, for the trusted run),
                     autograder (probes, sandbox, nbgrader_config.py)
   course/source/ASSIGNMENT/   the source notebook and the files beside it (the gradebook's truth)
+  course/grading/ASSIGNMENT/  its probe, for the trusted run (mutants and variants ride along)
 
 Both scripts are files beside this module (setup.sh, run_autograder), read as they are.
 Written to DIR/autograder.zip (default build/gradescope/ASSIGNMENT/), whole or not at all.
@@ -69,6 +70,10 @@ def build_zip(course: Course, assignment: str, out: Path, root: Path = REPO_ROOT
         build_course_wheel(stage / WHEEL_DIR, root)
         shutil.copytree(course.source_dir / assignment, stage / COURSE_DIR / "source" / assignment,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.pyc"))
+        grading = course.root / "grading" / assignment  # the probe the trusted run judges by
+        if grading.is_dir():
+            shutil.copytree(grading, stage / COURSE_DIR / "grading" / assignment,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         for name in SCRIPTS:
             shutil.copy2(HERE / name, stage / name)
         partial = Path(tmp) / "autograder.zip"

@@ -118,7 +118,8 @@ def run_grade(course_root: Path, submitted: Path, out: Path, assignment: str) ->
     command = [sys.executable, "-m", "autograder", "--root", str(course_root), "grade",
                str(submitted), "--out", str(out), "--jobs", "1", "--assignment", assignment]
     print("$", " ".join(command), flush=True)
-    done = subprocess.run(command, stdout=sys.stdout, stderr=sys.stdout, check=False)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(course_root)}  # where the probes are (grading/)
+    done = subprocess.run(command, stdout=sys.stdout, stderr=sys.stdout, check=False, env=env)
     grades = Path(out) / "grades.json"
     if done.returncode != 0 or not grades.is_file():
         raise RuntimeError(f"`python -m autograder grade` exited {done.returncode}; see the log above")

@@ -160,7 +160,7 @@ def index_page(lectures: list[Page], assignments: list[Page]) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=False)
     return env.get_template(INDEX_TEMPLATE).render(
         title="PyTorch, from NumPy backprop to GPU batch timing", description=meta["description"],
-        repository_url=f"https://github.com/{course_settings()['repository']}",
+        repository_url=f"https://github.com/{course_settings().student_repository}",
         lectures=lectures, assignments=assignments, built=f"from version {meta['version']}")
 
 
