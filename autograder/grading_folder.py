@@ -30,13 +30,13 @@ A variant, or a wrong answer:
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.mutants import read_headed_file
 from autograder.probes import Probe, ProbeError
 
 GRADING = "grading"
@@ -104,32 +104,15 @@ class Sample:
 def parse_sample(path: Path) -> Sample:
     """Read one variant or wrong-answer file; SampleError names the file and the fix."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        tree = ast.parse(text, filename=str(path))
-    except SyntaxError as error:
-        raise SampleError(f"{path}: not valid Python ({error.msg}, line {error.lineno})") from None
-    docstring = ast.get_docstring(tree, clean=True)
-    if not docstring or not docstring.strip():
-        raise SampleError(f"{path}: must open with a docstring whose first line says what it shows")
-    rest = text.splitlines()[tree.body[0].end_lineno:]
-    header, start = {}, len(rest)
-    for index, line in enumerate(rest):
-        match = _HEADER.match(line.strip())
-        if match:
-            header[match.group(1)] = match.group(2)
-        elif line.strip():
-            start = index
-            break
+    note, header, code = read_headed_file(path, _HEADER, SampleError, "what it shows")
     if not header.get("exercise"):
         raise SampleError(f"{path}: missing the line '# exercise: <exercise name>' after the docstring")
     wrong = path.parent.name == "wrong"
     if wrong and not header.get("message"):
         raise SampleError(f"{path}: missing the line '# message: <words its failure must say>'")
-    code = "\n".join(rest[start:]).strip("\n")
     if not code.strip():
         raise SampleError(f"{path}: no code after the header")
-    return Sample(path, docstring.strip().splitlines()[0], header["exercise"], code, header.get("message", ""))
+    return Sample(path, note, header["exercise"], code, header.get("message", ""))
 
 
 def samples(root: Path, assignment: str, kind: str) -> list[Sample]:

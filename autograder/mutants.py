@@ -45,37 +45,45 @@ class Mutant:
         return self.path.stem
 
 
-def parse_mutant(path: Path) -> Mutant:
-    """Read one mutant file; MutantError says what is wrong with it and how to fix it."""
+def read_headed_file(path: Path, header_line: re.Pattern, error: type[Exception],
+                     docstring_says: str) -> tuple[str, dict[str, str], str]:
+    """A grading-folder file: a docstring, `# key: value` lines matching `header_line`, then code.
+
+    Returns (the docstring's first line, {key: value}, the code); `error` names the file and the fix.
+    """
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     try:
         tree = ast.parse(text, filename=str(path))
-    except SyntaxError as error:
-        raise MutantError(f"{path}: not valid Python ({error.msg}, line {error.lineno})") from None
+    except SyntaxError as problem:
+        raise error(f"{path}: not valid Python ({problem.msg}, line {problem.lineno})") from None
     docstring = ast.get_docstring(tree, clean=True)
     if not tree.body or not docstring or not docstring.strip():
-        raise MutantError(f"{path}: must open with a docstring whose first line says the mistake")
-    lines = text.splitlines()
-    rest = lines[tree.body[0].end_lineno:]
+        raise error(f"{path}: must open with a docstring whose first line says {docstring_says}")
+    rest = text.splitlines()[tree.body[0].end_lineno:]
     header: dict[str, str] = {}
-    start = 0
-    for start, line in enumerate(rest):  # noqa: B007 (start is used after the loop)
-        match = _HEADER.match(line.strip())
+    start = len(rest)
+    for index, line in enumerate(rest):
+        match = header_line.match(line.strip())
         if match:
             header[match.group(1)] = match.group(2)
         elif line.strip():
+            start = index
             break
-    else:
-        start = len(rest)
-    code = "\n".join(rest[start:]).strip("\n")
+    return docstring.strip().splitlines()[0], header, "\n".join(rest[start:]).strip("\n")
+
+
+def parse_mutant(path: Path) -> Mutant:
+    """Read one mutant file; MutantError says what is wrong with it and how to fix it."""
+    path = Path(path)
+    mistake, header, code = read_headed_file(path, _HEADER, MutantError, "the mistake")
     for key, example in (("replaces", "<solution grade_id>"), ("caught by", "<test grade_id>, ...")):
         if not header.get(key):
             raise MutantError(f"{path}: missing the line '# {key}: {example}' after the docstring")
     caught_by = tuple(part.strip() for part in header["caught by"].split(",") if part.strip())
     if not code.strip():
         raise MutantError(f"{path}: no code after the header; the rest of the file replaces the cell")
-    return Mutant(path=path, mistake=docstring.strip().splitlines()[0], replaces=header["replaces"],
+    return Mutant(path=path, mistake=mistake, replaces=header["replaces"],
                   caught_by=caught_by, code=code)
 
 

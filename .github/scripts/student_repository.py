@@ -1,7 +1,7 @@
 """Print OWNER/NAME of the student repository: [tool.course] student_repository in pyproject.toml.
 
 usage: python .github/scripts/student_repository.py [PYPROJECT]
-Falls back to [tool.course] repository; exits 1 naming the file when neither is set.
+Exits 1 naming the file when it is missing or not OWNER/NAME (`configure` writes it).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def student_repository(pyproject: Path) -> str:
     """OWNER/NAME from `pyproject`; ValueError naming the file and key when missing or malformed."""
     with open(pyproject, "rb") as f:
         course = tomllib.load(f).get("tool", {}).get("course", {})
-    name = course.get("student_repository") or course.get("repository") or ""
+    name = course.get("student_repository") or ""
     if not OWNER_NAME.match(name):
         raise ValueError(f"{pyproject}: [tool.course] student_repository should be OWNER/NAME, "
                          f"found {name!r}")
