@@ -100,7 +100,8 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
                     timeout: int | None, hide: tuple[str, ...] = ()) -> Plan:
     source_nb = read_notebook(template.source_notebook(assignment))
     common = dict(assignment=assignment, template_dir=template.dir,
-                  work_dir=scratch.parent / "jobs", timeout=timeout, hide=hide)
+                  work_dir=scratch.parent / "jobs", timeout=timeout, hide=hide,
+                  course_root=course.root)
     jobs = [GradeJob(student_id="solution", notebook=template.source_notebook(assignment),
                      label="solution", **common)]
     sizes = {"solution": len(source_nb.cells)}

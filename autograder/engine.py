@@ -117,6 +117,7 @@ class GradeJob:
     hide: tuple[str, ...] = ()  # paths the kernel must not read (autograder/sandbox.py)
     verify: bool = True  # also run the trusted probes (autograder/verify.py) where they exist
     verify_key: str = ""  # secret mixed into the probes' seed; empty: a fresh one per run
+    course_root: Path | None = None  # the course whose grading/ holds the probes; None: default_root()
 
 
 @dataclass
@@ -259,7 +260,7 @@ def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, co
 
     key = job.verify_key or secrets.token_hex(16)
     verification = trusted.verify(job.assignment, job.student_id, nb, source_nb, course / "verify",
-                                  execute, key=key)
+                                  execute, key=key, root=job.course_root)
     if verification is None:
         return
     result.verification = {name: v.message or "passed" for name, v in verification.verdicts.items()}

@@ -214,6 +214,7 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
                          # under tmp: what an interrupted job leaves goes with it
                          template_dir=template.dir, work_dir=tmp / "jobs",
                          timeout=timeout, warnings=tuple(s.warnings), hide=hide, verify_key=key,
+                         course_root=course.root,
                          feedback_dir=out / "feedback" / s.student_id / s.assignment,
                          autograded_dir=out / "autograded" / s.student_id / s.assignment)
                 for s in todo]

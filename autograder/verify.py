@@ -151,16 +151,17 @@ def scan_failures(cells: list[tuple[str, str]], solutions: dict[str, list[str]],
 # -- running and judging ----------------------------------------------------------------------------------
 
 def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb: NotebookNode,
-           folder: Path, execute, key: str = "") -> Verification | None:
+           folder: Path, execute, key: str = "", root: Path | None = None) -> Verification | None:
     """Run the probes of `assignment` on the student's code; None when it has no probe
-    (grading/<assignment>/probe.py).
+    (grading/<assignment>/probe.py of the course at `root`; default: $AUTOGRADER_ROOT, else this
+    checkout).
 
     execute(nb, folder): runs a notebook in a fresh kernel with cwd `folder` (the engine passes
     nbgrader's Execute, configured like the one that ran the tests); it must not raise for errors
     in cells. When the kernel dies it marks the cell (GradingExecute) or raises; a death in the
     student's code runs the cells before it again, alone (see the module's docstring).
     """
-    probe = probe_for(assignment)
+    probe = probe_for(assignment, root)
     if probe is None:
         return None
     start = time.perf_counter()

@@ -23,8 +23,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def autograder(course_root: Path, *args: str) -> subprocess.CompletedProcess:
     """python -m autograder with the course at `course_root`, run from outside it (its helpers/
-    folder holds only references, not the package)."""
-    env = {**os.environ, "AUTOGRADER_ROOT": str(course_root), "MPLBACKEND": "Agg"}
+    folder holds only references, not the package). Only `--root` names the course: the probes
+    must be read from there, not from $AUTOGRADER_ROOT or this checkout."""
+    env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_ROOT"} | {"MPLBACKEND": "Agg"}
     return subprocess.run([sys.executable, "-m", "autograder", "--root", str(course_root), *args],
                           cwd=course_root.parent, env=env, capture_output=True, text=True, timeout=600)
 
