@@ -80,14 +80,15 @@ def blocks(course: Course, settings: CourseSettings,
             "local-install": local_install(settings)}
 
 
-def _pattern(name: str) -> re.Pattern:
+def block_pattern(name: str) -> re.Pattern:
+    """The generated block `name`: groups (begin line, content, end line)."""
     return re.compile(rf"(<!-- begin {re.escape(name)}\b[^>]*-->\n)(.*?)(<!-- end {re.escape(name)} -->)",
                       re.S)
 
 
 def block_text(readme: str, name: str) -> str | None:
     """The current content of block `name` in `readme`; None if the block is missing."""
-    match = _pattern(name).search(readme)
+    match = block_pattern(name).search(readme)
     return match.group(2).rstrip("\n") if match else None
 
 
@@ -95,7 +96,7 @@ def render_readme(readme: str, course: Course, settings: CourseSettings,
                   notebooks: list[str] | None = None, where: str = "README.md") -> str:
     """`readme` with every generated block rewritten; ReadmeError naming a missing block."""
     for name, content in blocks(course, settings, notebooks).items():
-        pattern = _pattern(name)
+        pattern = block_pattern(name)
         if not pattern.search(readme):
             raise ReadmeError(f"{where}: no generated block {name!r}; it needs the lines "
                               f"`<!-- begin {name} -->` and `<!-- end {name} -->`")

@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from autograder import exercise_table
 from autograder.course import REPO_ROOT
 from autograder.layout import Course
 from autograder.notebooks import normalize, read_notebook, validate_source, write_notebook
@@ -100,11 +101,13 @@ def generate_release(course: Course, assignments: list[str], out_dir: Path) -> l
 
 
 def release(course: Course, requested: list[str] | None = None) -> list[str]:
-    """The whole `release` command; returns what changed (source/ and release/ paths)."""
+    """The whole `release` command; returns what changed (source/, release/ and docs/design.md's
+    exercise table: autograder/exercise_table.py)."""
     assignments = course.select(requested)
     changed = prepare_sources(course, assignments)
     changed += [str(Path("release") / p)
                 for p in generate_release(course, assignments, course.release_dir)]
+    changed += exercise_table.update(course)
     if not requested and course.release_dir.is_dir():
         for stale in sorted(course.release_dir.iterdir()):
             if stale.is_dir() and stale.name not in assignments and (

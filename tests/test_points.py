@@ -110,3 +110,42 @@ def test_a_real_notebook_with_a_planted_disagreement_fails():
     problems = disagreements(nb, SOURCES[0].stem)
     assert {p.where for p in problems} == {"intro table", "summary"}
     assert "the summary says" in str(problems[-1])
+
+
+def test_the_design_docs_exercise_table_is_what_the_notebooks_say():
+    from autograder import exercise_table
+    from autograder.layout import Course
+
+    assert not exercise_table.stale(Course(ROOT)), (
+        "docs/design.md's exercise table differs from the source notebooks: "
+        "run `python -m autograder release`")
+
+
+def test_release_writes_the_exercise_table_from_the_metadata(tmp_path):
+    from autograder import exercise_table
+    from autograder.readme import ReadmeError, block_text
+    from tests.conftest import copy_fixture_course
+
+    course = copy_fixture_course(tmp_path / "course")
+    doc = course.root / exercise_table.DOC
+    doc.parent.mkdir()
+    doc.write_text("# Design\n\n<!-- begin exercises -->\nstale\n<!-- end exercises -->\n\nafter\n")
+    assert exercise_table.stale(course)
+    assert exercise_table.update(course) == [str(exercise_table.DOC)]
+    nb = _read(course.source_notebook("00_fixture"))
+    points = exercise_points(nb)
+    text = doc.read_text()
+    assert text.endswith("after\n") and not exercise_table.stale(course)
+    for name, value in points.items():
+        assert f"`{name}` ({value:g})" in block_text(text, "exercises")
+    assert exercise_table.update(course) == []  # nothing changes twice
+
+    test = next(c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("points"))
+    test.metadata["nbgrader"]["points"] += 5
+    nbformat.write(nb, course.source_notebook("00_fixture"))
+    assert exercise_table.stale(course)  # the metadata moved: the table is stale
+
+    doc.write_text("# Design without the block\n")
+    assert exercise_table.update(course) == []  # a course without the table is left alone
+    with pytest.raises(ReadmeError, match="exercises"):
+        exercise_table.render(doc.read_text(), course)
