@@ -13,6 +13,14 @@ from autograder.layout import Course
 
 FIXTURE_COURSE = Path(__file__).parent / "fixtures" / "course"
 
+# Tests run in parallel workers (the Makefile's PYTEST_JOBS), and each grading session starts
+# kernels of its own: one BLAS/OpenMP thread per process, or the threads of several processes
+# spin against each other on a small machine (measured here at load 7: 07's mutant probes took
+# 333 s with torch's default two threads, 58 s with one). Set before anything imports torch; a
+# value exported by whoever runs the tests wins.
+for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
 # Grading shells out (kernels, nbgrader); both must find this environment's tools.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 os.environ.setdefault("MPLBACKEND", "Agg")
