@@ -1,7 +1,7 @@
 """The student's side: a release notebook alone, in an environment with only what a student has.
 
-The environment is a fresh venv holding the student wheel (helpers without the answers) and
-ipykernel: no nbgrader, no repository on the path. Each release notebook is copied alone into an
+The environment is a fresh venv holding the student wheel (helpers without the answers), with
+the third-party packages a Colab runtime already has: no nbgrader, no repository on the path. Each release notebook is copied alone into an
 empty folder and run with nbclient twice: untouched, every visible test fails with a message
 that teaches (not a NameError or an import error); with the solutions filled in from `source/`,
 every cell runs and every visible test passes.
@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import nbformat
@@ -31,21 +32,48 @@ BROKEN = {"NameError", "ModuleNotFoundError", "ImportError", "SyntaxError", "Ind
 pytestmark = pytest.mark.slow
 
 
+# What a student's machine lacks: the grading tools and this checkout's own packages.
+NOT_A_STUDENTS = ("nbgrader", "autograder", "helpers", "pytorch_course", "__editable__")
+
+
+def _host_packages(folder: Path) -> Path:
+    """`folder` holding links to this environment's installed packages, those of NOT_A_STUDENTS
+    and every .pth file (the editable install's hook among them) left out: what Colab has
+    installed (torch, numpy, ipykernel, ...) without copying gigabytes of wheels."""
+    folder.mkdir()
+    site = Path(sysconfig.get_paths()["purelib"])
+    for entry in site.iterdir():
+        if entry.suffix == ".pth" or entry.name.lower().startswith(NOT_A_STUDENTS):
+            continue
+        (folder / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    return folder
+
+
 @pytest.fixture(scope="module")
 def student_kernel(tmp_path_factory) -> dict[str, str]:
-    """A kernel running in a venv with only the student wheel; returns the env that finds it."""
+    """A kernel running in a venv with only the student wheel; returns the env that finds it.
+
+    The venv sees this environment's third-party packages through a .pth line (as a Colab
+    runtime has torch before the setup cell runs), and pip installs the wheel into it offline,
+    checking that its dependencies are met there.
+    """
     base = tmp_path_factory.mktemp("student")
     wheel = build_student_wheel(base / "dist")
     venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    str(wheel), "ipykernel"], check=True)
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "host-packages.pth").write_text(f"{_host_packages(base / 'host')}\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+                    "--no-index", "--disable-pip-version-check", str(wheel)], check=True)
     probe = subprocess.run(
-        [str(python), "-c", "import importlib.util as u; print(u.find_spec('nbgrader') is None, "
-         "u.find_spec('helpers.reference') is None, u.find_spec('autograder') is None)"],
+        [str(python), "-c", "import importlib.util as u, helpers; print(u.find_spec('nbgrader') is None, "
+         "u.find_spec('helpers.reference') is None, u.find_spec('autograder') is None, "
+         f"helpers.__file__.startswith({purelib!r}))"],
         capture_output=True, text=True, check=True, cwd=base)
-    assert probe.stdout.split() == ["True", "True", "True"], "the student environment must hold no grading code"
+    assert probe.stdout.split() == ["True"] * 4, (
+        "the student environment must hold no grading code, and helpers from the wheel: " + probe.stdout)
     spec_dir = base / "jupyter" / "kernels" / KERNEL
     spec_dir.mkdir(parents=True)
     (spec_dir / "kernel.json").write_text(json.dumps({
