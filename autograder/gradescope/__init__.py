@@ -9,7 +9,10 @@ submission, which must leave /autograder/results/results.json. The zip holds:
   dist/             the course's wheel: helpers (with helpers.reference, for the trusted run),
                     autograder (probes, sandbox, nbgrader_config.py)
   course/source/ASSIGNMENT/   the source notebook and the files beside it (the gradebook's truth)
-  course/grading/ASSIGNMENT/  its probe, for the trusted run (mutants and variants ride along)
+  course/grading/ASSIGNMENT/  its probe, for the trusted run (mutants and variants ride along);
+                    like course/source/, no grading kernel can read it: both are private paths
+                    of the sandbox (autograder/session.py), which tests/test_gradescope.py checks
+                    from inside a kernel that run_autograder started
 
 Both scripts are files beside this module (setup.sh, run_autograder), read as they are.
 Written to DIR/autograder.zip (default build/gradescope/ASSIGNMENT/), whole or not at all.
