@@ -43,7 +43,7 @@ from autograder.__main__ import main as autograder_main
 from autograder.course import REPO_ROOT
 from autograder.gradescope import unpack
 from autograder.lateness import course_policy
-from autograder.layout import Course
+from autograder.layout import Course, CourseError
 from autograder.mutants import apply_mutant, parse_mutant
 from autograder.notebooks import read_notebook, test_points
 
@@ -233,8 +233,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="work in DIR (must not exist) and keep it, instead of a temporary folder")
     args = parser.parse_args(argv)
     course = Course(args.root.resolve())
-    (assignment,) = course.select([args.assignment])
+    try:
+        (assignment,) = course.select([args.assignment])
+    except CourseError as error:
+        parser.error(str(error))
     if args.keep:
+        if args.keep.exists():
+            parser.error(f"--keep {args.keep} exists; name a folder that does not")
         args.keep.mkdir(parents=True)
         return 0 if rehearse(course, assignment, args.jobs, args.keep.resolve(), args.gradescope_grades) else 1
     with tempfile.TemporaryDirectory(prefix="class-rehearsal-") as work:

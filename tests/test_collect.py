@@ -327,3 +327,23 @@ def test_a_broken_manifest_stops_collect_before_anything_is_written(fixture_cour
     assert run(fixture_course, "collect", download, "--from", "zip", "-a", A, "--out", out) == 2
     assert "lms.csv: no column lms, name" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == ["lms.csv"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("student_id,assignment,lms,name,email,user_id,submission_id,file_id,file,submitted_at,late\n"
+     "alice,x,zip,,,,,,a.ipynb,,\nalice,x,zip,,,,,,b.ipynb,,\n", "lms.csv row 3: alice / x is listed twice"),
+    ("student_id,assignment,lms,name,email,user_id,submission_id,file_id,file,submitted_at,late\n"
+     ",x,zip,,,,,,a.ipynb,,\n", "lms.csv row 2: student_id and assignment must not be empty"),
+])
+def test_a_manifest_that_is_not_collects_names_the_row(tmp_path, text, message):
+    from autograder.lms_manifest import read_manifest
+
+    (tmp_path / "lms.csv").write_text(text)
+    with pytest.raises(CourseError, match=message):
+        read_manifest(tmp_path)
+
+
+def test_a_times_file_that_does_not_exist_is_named(fixture_course, tmp_path, capsys):
+    assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
+               "--out", tmp_path / "s", "--times", tmp_path / "nope.json") == 2
+    assert "--times" in capsys.readouterr().err and not (tmp_path / "s").exists()

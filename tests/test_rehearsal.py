@@ -71,3 +71,13 @@ def test_the_class_is_graded_exported_and_returned(rehearsal):
     published = {p.relative_to(work / "student-repository").parts[0]
                  for p in (work / "student-repository").rglob("*") if p.is_file()}
     assert published == {".autograder-publish.json", "LICENSE", "README.md", "notebooks", "release"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-a", "99_nope"], "no assignment 99_nope"),
+    (["--keep", str(REPO_ROOT)], "exists; name a folder that does not"),
+])
+def test_the_rehearsal_refuses_what_it_cannot_do_before_doing_anything(args, message):
+    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, timeout=300)
+    assert done.returncode == 2 and message in done.stderr
