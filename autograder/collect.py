@@ -6,10 +6,13 @@ the submission time, where the download has one, in nbgrader's `timestamp.txt` b
 (`2026-11-20 17:03:00.000000 UTC`). What each source looks like:
 
   canvas      Canvas's "Download Submissions": one file per uploaded file, named
-              `{lastfirst}_{late_}{user_id}_{submission_id}_{original filename}` (`late_` only
-              on late submissions; Canvas adds `-1`, `-2` to a name uploaded again). The student
-              is the Canvas user id, the `ID` column of Canvas's gradebook export. The names
-              carry no submission time, only the late marker, which collect reports.
+              `{lastfirst}_{late_}{user_id}_{file_id}_{original filename}` (canvas-lms
+              app/models/content_zipper.rb: the prefix is downcased, so the marker reads `late`;
+              file_id is Canvas's id of the uploaded file; `-1`, `-2` on a name uploaded again).
+              The student is the Canvas user id, the `ID` column of Canvas's gradebook export.
+              The zip carries no submission time (its entries are stamped when the zip is made);
+              --times FILE takes them from Canvas's Submissions API (autograder/canvas_times.py),
+              checking that each placed file is one of that submission's files.
   gradescope  Gradescope's "Export Submissions": `submission_metadata.yml` and one folder
               `submission_<id>/` per submission; the YAML maps each folder to its
               `:submitters:` (`:name:`, `:sid:`, `:email:`) and `:created_at:`. The student is
@@ -17,6 +20,10 @@ the submission time, where the download has one, in nbgrader's `timestamp.txt` b
   zip         A zip (or folder) of `<student>/anything.ipynb`, `<student>/<assignment>/anything
               .ipynb` (nbgrader's own layout; a `timestamp.txt` there is kept) or
               `<student>_<assignment>.ipynb` at the top.
+
+What the LMS said of each placed notebook (Canvas user, file and submission ids, the name;
+Gradescope's submission id, name and email; the time) goes to SUBMITTED/lms.csv
+(autograder/lms_manifest.py), which `feedback --submitted` reads to name files for the LMS.
 
 Notebook names may be what Colab and browsers make of them (`Copy of 01_numpy_mlp (1).ipynb`).
 Every file not placed is reported with the reason (not a notebook, a name that cannot be read,
@@ -37,12 +44,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
+from autograder.canvas_times import read_canvas_times, time_of
 from autograder.lateness import TIMESTAMP_FILE, format_timestamp, parse_timestamp
 from autograder.layout import Course, CourseError
+from autograder.lms_manifest import MANIFEST, LmsRecord, manifest_text, read_manifest
 
 SOURCES = ("canvas", "gradescope", "zip")
-# Canvas's "Download Submissions" names: {lastfirst}_{late_}{user_id}_{submission_id}_{filename}
-CANVAS_NAME = re.compile(r"^(?P<name>.+?)_(?:(?P<late>late)_)?(?P<user>\d+)_(?P<submission>\d+)_"
+# Canvas's "Download Submissions" names: {lastfirst}_{late_}{user_id}_{file_id}_{filename}
+CANVAS_NAME = re.compile(r"^(?P<name>.+?)_(?:(?P<late>late)_)?(?P<user>\d+)_(?P<file_id>\d+)_"
                          r"(?P<file>.+)$", re.IGNORECASE)
 GRADESCOPE_METADATA = "submission_metadata.yml"
 _JUNK = re.compile(r"(^|/)(__MACOSX|\.[^/]*)(/|$)")  # macOS resource forks, .DS_Store, checkpoints
@@ -67,6 +76,7 @@ class Candidate:
     submitted_at: datetime | None = None
     order: tuple = ()  # among one student's notebooks, the greatest is the newest
     notes: list[str] = field(default_factory=list)
+    lms: dict[str, str] = field(default_factory=dict)  # LmsRecord's fields the download gave
 
 
 @dataclass
@@ -75,6 +85,7 @@ class Collected:
 
     placed: dict[str, Candidate] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, why)
+    source: str = ""  # canvas, gradescope or zip
 
 
 def names_assignment(filename: str, assignment: str) -> int | None:
@@ -116,16 +127,19 @@ def _canvas(entries: list[Entry], assignment: str, found: Collected) -> list[Can
         match = CANVAS_NAME.match(entry.path.name)
         if not match:
             found.skipped.append((str(entry.path), "not a Canvas download name "
-                                  "({lastfirst}_{late_}{user_id}_{submission_id}_{file})"))
+                                  "({lastfirst}_{late_}{user_id}_{file_id}_{file})"))
             continue
         if not _is_notebook(entry):
             found.skipped.append((str(entry.path), f"user {match['user']} ({match['name']}): not a notebook"))
             continue
         copy = names_assignment(match["file"], assignment)
         candidate = Candidate(match["user"], entry, copy is not None,
-                              order=(int(match["submission"]), copy or 0))
+                              order=(int(match["file_id"]), copy or 0),
+                              lms={"name": match["name"], "user_id": match["user"],
+                                   "file_id": match["file_id"], "file": entry.path.name})
         if match["late"]:
             candidate.notes.append("marked late by Canvas")
+            candidate.lms["late"] = "late"
         out.append(candidate)
     return out
 
@@ -189,9 +203,16 @@ def _gradescope(entries: list[Entry], assignment: str, found: Collected) -> list
                                   f":email: in {GRADESCOPE_METADATA}"))
             continue
         copy = names_assignment(entry.path.name, assignment)
+        by_student = {str(s.get(":sid") or s.get(":email") or "").strip(): s for s in submitters
+                      if isinstance(s, dict)}
         for student in students:
+            person = by_student[student]
             out.append(Candidate(student, entry, copy is not None, when,
-                                 order=(when or datetime.min.replace(tzinfo=timezone.utc), copy or 0)))
+                                 order=(when or datetime.min.replace(tzinfo=timezone.utc), copy or 0),
+                                 lms={"name": str(person.get(":name") or ""),
+                                      "email": str(person.get(":email") or ""),
+                                      "submission_id": parts[0].removeprefix("submission_"),
+                                      "file": entry.path.name}))
     return out
 
 
@@ -228,7 +249,8 @@ def _zip(entries: list[Entry], assignment: str, found: Collected) -> list[Candid
             continue
         when = times.get(entry.path.parent)
         out.append(Candidate(student, entry, copy is not None, when,
-                             order=(when or datetime.min.replace(tzinfo=timezone.utc), copy or 0)))
+                             order=(when or datetime.min.replace(tzinfo=timezone.utc), copy or 0),
+                             lms={"file": entry.path.name}))
     return out
 
 
@@ -255,15 +277,29 @@ def choose(candidates: list[Candidate], found: Collected) -> None:
                                       f"the {why} {keep.entry.path.name}"))
 
 
-def collect(download: Path, source: str, assignment: str) -> Collected:
-    """Read a download and choose each student's notebook; writes nothing."""
+def collect(download: Path, source: str, assignment: str, times: Path | None = None) -> Collected:
+    """Read a download and choose each student's notebook; writes nothing.
+
+    times: Canvas's Submissions API list (autograder/canvas_times.py), for --from canvas only.
+    """
+    if times is not None and source != "canvas":
+        raise CourseError(f"--times is for --from canvas (a {source} download carries its times)")
     found = Collected()
     choose(READERS[source](read_download(download), assignment, found), found)
+    found.source = source
+    if times is not None:
+        records = read_canvas_times(times)
+        for candidate in found.placed.values():
+            record = time_of(records, times, candidate.student, candidate.lms["file_id"],
+                             str(candidate.entry.path))
+            candidate.submitted_at = record.submitted_at
+            candidate.lms["submission_id"] = record.submission_id
     return found
 
 
 def place(found: Collected, assignment: str, submitted: Path, replace: bool = False) -> None:
-    """Write SUBMITTED/<student>/<assignment>/ for every placed notebook, all or nothing.
+    """Write SUBMITTED/<student>/<assignment>/ for every placed notebook and its row of
+    SUBMITTED/lms.csv, all or nothing.
 
     CourseError (nothing written) when a student already has the assignment and not `replace`.
     """
@@ -273,9 +309,15 @@ def place(found: Collected, assignment: str, submitted: Path, replace: bool = Fa
         raise CourseError(f"{submitted} already holds {assignment} for {len(clashes)} student(s) "
                           f"({', '.join(clashes[:10])}{', ...' if len(clashes) > 10 else ''}); "
                           "nothing was written. Pass --replace to put the download in their place.")
+    records = read_manifest(submitted)  # a broken lms.csv stops us before anything is written
+    for student, candidate in found.placed.items():
+        when = candidate.submitted_at.astimezone(timezone.utc).isoformat() if candidate.submitted_at else ""
+        records[(student, assignment)] = LmsRecord(student, assignment, found.source or "zip",
+                                                   submitted_at=when, **candidate.lms)
     submitted.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".collect-", dir=submitted) as tmp:
         staged, old = Path(tmp) / "new", Path(tmp) / "old"
+        (Path(tmp) / MANIFEST).write_text(manifest_text(records), encoding="utf-8")
         for student, candidate in found.placed.items():
             folder = staged / student / assignment
             folder.mkdir(parents=True)
@@ -289,6 +331,7 @@ def place(found: Collected, assignment: str, submitted: Path, replace: bool = Fa
                 dest.rename(old / student / assignment)
             dest.parent.mkdir(exist_ok=True)
             (staged / student / assignment).rename(dest)
+        (Path(tmp) / MANIFEST).replace(submitted / MANIFEST)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -302,6 +345,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the submitted tree to add to (default: build/submitted)")
     parser.add_argument("--replace", action="store_true",
                         help="replace a student's earlier copy of this assignment in SUBMITTED")
+    parser.add_argument("--times", type=Path, default=None, metavar="FILE",
+                        help="Canvas only: the submission times, as Canvas's Submissions API lists "
+                             "them (GET /api/v1/courses/:course_id/assignments/:assignment_id/"
+                             "submissions, saved as JSON)")
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
@@ -309,7 +356,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
     if not args.download.exists():
         raise CourseError(f"{args.download} does not exist")
     out = args.out or course.build_dir / "submitted"
-    found = collect(args.download, args.source, assignment)
+    found = collect(args.download, args.source, assignment, args.times)
     place(found, assignment, out, replace=args.replace)
     for path, why in found.skipped:
         print(f"  not placed: {path}: {why}", file=sys.stderr)
@@ -318,4 +365,9 @@ def run(args: argparse.Namespace, course: Course) -> int:
     print(f"collect: {len(found.placed)} notebook(s) of {assignment} placed in {out} "
           f"({timed} with a submission time); {len(found.skipped)} file(s) not placed"
           + (f"; marked late by Canvas: {', '.join(late)}" if late else ""))
+    if args.source == "canvas" and args.times is None and found.placed:
+        print("  Canvas's download carries no submission time, so no late penalty can apply: pass "
+              "--times FILE, the assignment's submissions saved from Canvas's Submissions API "
+              "(see `collect --help`)")
+    print(f"  what the LMS said of each: {out / MANIFEST}")
     return 0 if found.placed else 1

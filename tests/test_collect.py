@@ -6,6 +6,8 @@ tests/fixtures/lms/ holds Gradescope's metadata file. No notebook is executed.
 
 from __future__ import annotations
 
+import csv
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -41,8 +43,15 @@ def run(fixture_course, *args) -> int:
 
 
 def placed(submitted: Path) -> dict[str, bytes]:
+    """The files collect laid out for students (lms.csv, its manifest, left out)."""
     return {str(p.relative_to(submitted)): p.read_bytes()
-            for p in sorted(submitted.rglob("*")) if p.is_file()}
+            for p in sorted(submitted.rglob("*")) if p.is_file() and p.name != "lms.csv"}
+
+
+def manifest(submitted: Path) -> dict[str, dict[str, str]]:
+    """SUBMITTED/lms.csv's rows by student (one assignment per test)."""
+    with open(submitted / "lms.csv", newline="") as f:
+        return {row["student_id"]: row for row in csv.DictReader(f)}
 
 
 def test_canvas_download_is_laid_out_by_canvas_user_id(fixture_course, tmp_path, capsys):
@@ -62,6 +71,8 @@ def test_canvas_download_is_laid_out_by_canvas_user_id(fixture_course, tmp_path,
                            f"1003/{A}/{A}.ipynb": notebook("carl")}
     output = capsys.readouterr()
     assert "3 notebook(s) of 00_fixture placed" in output.out
+    assert {s: (r["user_id"], r["file_id"], r["late"]) for s, r in manifest(out).items()} == {
+        "1001": ("1001", "5001", ""), "1002": ("1002", "5002", "late"), "1003": ("1003", "5003", "late")}
     assert "marked late by Canvas: 1002, 1003" in output.out
     assert f"smithbob_LATE_1002_5002_{A}.ipynb: 1002: a second notebook; kept the newer" in output.err
     assert "leecarl_late_1003_5003_notes.pdf: user 1003 (leecarl): not a notebook" in output.err
@@ -184,13 +195,13 @@ def test_names_assignment_sees_through_colab_canvas_and_browser_renames(name, co
     ("doejane_1001_5001_00_fixture.ipynb", ("doejane", None, "1001", "5001", "00_fixture.ipynb")),
     ("doejane_LATE_1001_5001_Copy of x.ipynb", ("doejane", "LATE", "1001", "5001", "Copy of x.ipynb")),
     ("o_brien_late_7_8_hw_1.ipynb", ("o_brien", "late", "7", "8", "hw_1.ipynb")),
-    ("doejane_1001_text.html", None),  # a text entry: no submission id, no file
+    ("doejane_1001_text.html", None),  # a text entry: no file id, no file
 ])
 def test_canvas_names_are_read_as_canvas_writes_them(name, parts):
     from autograder.collect import CANVAS_NAME
 
     match = CANVAS_NAME.match(name)
-    assert (match.group("name", "late", "user", "submission", "file") if match else None) == parts
+    assert (match.group("name", "late", "user", "file_id", "file") if match else None) == parts
 
 
 def test_a_download_that_is_no_zip_is_refused(tmp_path):
@@ -199,3 +210,140 @@ def test_a_download_that_is_no_zip_is_refused(tmp_path):
     (tmp_path / "x.zip").write_text("not a zip")
     with pytest.raises(CourseError, match="neither a folder nor a zip"):
         read_download(tmp_path / "x.zip")
+
+
+# -- Canvas: times from its Submissions API, what the LMS said in lms.csv -------------------------
+
+def canvas_download(tmp_path: Path) -> Path:
+    """A download named as canvas-lms's ContentZipper names it: the prefix downcased (`late`),
+    then the uploaded file's id and its name."""
+    return make_zip(tmp_path / "submissions.zip", {
+        f"doejane_1001_7001_{A}.ipynb": notebook("jane"),
+        f"smithbob_late_1002_7002_Copy of {A}.ipynb": notebook("bob"),
+    })
+
+
+def api_list(**changes) -> list[dict]:
+    """Canvas's List assignment submissions answer for the download above (the fields it reads)."""
+    records = [
+        {"id": 501, "user_id": 1001, "assignment_id": 4242, "submitted_at": "2026-11-30T22:00:00Z",
+         "late": False, "attachments": [{"id": 7001, "display_name": f"{A}.ipynb"}]},
+        {"id": 502, "user_id": 1002, "assignment_id": 4242, "submitted_at": "2026-12-03T10:30:00Z",
+         "late": True, "attachments": [{"id": 7002, "display_name": f"Copy of {A}.ipynb"}]},
+        {"id": 503, "user_id": 1003, "assignment_id": 4242, "submitted_at": None,
+         "workflow_state": "unsubmitted"},
+    ]
+    for user, fields in changes.items():
+        next(r for r in records if str(r["user_id"]) == user.removeprefix("u")).update(fields)
+    return records
+
+
+def test_canvas_times_from_the_submissions_api_become_timestamp_txt(fixture_course, tmp_path, capsys):
+    times = tmp_path / "submissions.json"
+    times.write_text(json.dumps(api_list()))
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
+               "--out", out, "--times", times) == 0
+    files = placed(out)
+    assert files[f"1001/{A}/timestamp.txt"] == b"2026-11-30 22:00:00.000000 UTC\n"
+    assert files[f"1002/{A}/timestamp.txt"] == b"2026-12-03 10:30:00.000000 UTC\n"
+    assert "(2 with a submission time)" in capsys.readouterr().out
+    rows = manifest(out)
+    assert rows["1002"] == {"student_id": "1002", "assignment": A, "lms": "canvas", "name": "smithbob",
+                            "email": "", "user_id": "1002", "submission_id": "502", "file_id": "7002",
+                            "file": f"smithbob_late_1002_7002_Copy of {A}.ipynb",
+                            "submitted_at": "2026-12-03T10:30:00+00:00", "late": "late"}
+    # grade reads the time back, so export and feedback can apply the late penalty.
+    (bob,) = [s for s in find_submissions(out, [A]) if s.student_id == "1002"]
+    assert bob.submitted_at == "2026-12-03T10:30:00+00:00"
+
+
+def test_canvas_without_times_says_why_there_is_none(fixture_course, tmp_path, capsys):
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
+               "--out", out) == 0
+    assert not [k for k in placed(out) if k.endswith("timestamp.txt")]
+    assert "carries no submission time" in capsys.readouterr().out
+    assert manifest(out)["1001"]["file_id"] == "7001" and manifest(out)["1001"]["submitted_at"] == ""
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "submissions.json: not JSON"),
+    (json.dumps({"user_id": 1001}), "expected a JSON list of Canvas Submission objects"),
+    (json.dumps([{"id": 1}]), "submissions.json item 1: user_id = None is not a Canvas user id"),
+    (json.dumps(api_list(u1002={"submitted_at": "3 Dec 2026"})),
+     "submissions.json item 2 (user 1002): submitted_at = '3 Dec 2026' is not an ISO 8601 time"),
+    (json.dumps(api_list() + [api_list()[0]]), "submissions.json items 1 and 4: user 1001 twice"),
+    (json.dumps(api_list(u1002={"assignment_id": 99})), "submissions of 2 assignments"),
+    (json.dumps(api_list()[:1]), "no submission of Canvas user 1002"),
+    (json.dumps(api_list(u1002={"submitted_at": None})), "item 2 (user 1002): submitted_at is empty"),
+    (json.dumps(api_list(u1002={"attachments": [{"id": 7999}]})),
+     "is Canvas file 7002, not one of this submission's files (7999)"),
+])
+def test_bad_canvas_times_name_the_item_and_field_and_write_nothing(fixture_course, tmp_path, capsys,
+                                                                      content, message):
+    times = tmp_path / "submissions.json"
+    times.write_text(content)
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
+               "--out", out, "--times", times) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_times_belong_to_canvas_only(fixture_course, tmp_path, capsys):
+    download = make_zip(tmp_path / "d.zip", {f"alice/{A}.ipynb": notebook("a")})
+    times = tmp_path / "t.json"
+    times.write_text("[]")
+    assert run(fixture_course, "collect", download, "--from", "zip", "-a", A, "--out",
+               tmp_path / "s", "--times", times) == 2
+    assert "--times is for --from canvas" in capsys.readouterr().err
+
+
+def test_the_manifest_keeps_gradescope_ids_and_other_assignments_rows(fixture_course, tmp_path):
+    export = tmp_path / "export"
+    export.mkdir()
+    shutil.copy(LMS / "submission_metadata.yml", export)
+    (export / "submission_9001").mkdir()
+    (export / "submission_9001" / f"{A}.ipynb").write_bytes(notebook("ada"))
+    out = tmp_path / "submitted"
+    out.mkdir()
+    (out / "lms.csv").write_text("student_id,assignment,lms,name,email,user_id,submission_id,"
+                                 "file_id,file,submitted_at,late\nA100,01_other,zip,,,,,,x.ipynb,,\n")
+    assert run(fixture_course, "collect", export, "--from", "gradescope", "-a", A, "--out", out) == 0
+    with open(out / "lms.csv", newline="") as f:
+        rows = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
+    assert set(rows) == {("A100", "01_other"), ("A100", A)}
+    ada = rows[("A100", A)]
+    assert (ada["lms"], ada["name"], ada["email"], ada["submission_id"], ada["submitted_at"]) == (
+        "gradescope", "Ada Lovelace", "ada@uni.edu", "9001", "2026-11-20T17:03:00+00:00")
+
+
+def test_a_broken_manifest_stops_collect_before_anything_is_written(fixture_course, tmp_path, capsys):
+    out = tmp_path / "submitted"
+    out.mkdir()
+    (out / "lms.csv").write_text("student_id,assignment\nalice,x\n")
+    download = make_zip(tmp_path / "d.zip", {f"alice/{A}.ipynb": notebook("a")})
+    assert run(fixture_course, "collect", download, "--from", "zip", "-a", A, "--out", out) == 2
+    assert "lms.csv: no column lms, name" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["lms.csv"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("student_id,assignment,lms,name,email,user_id,submission_id,file_id,file,submitted_at,late\n"
+     "alice,x,zip,,,,,,a.ipynb,,\nalice,x,zip,,,,,,b.ipynb,,\n", "lms.csv row 3: alice / x is listed twice"),
+    ("student_id,assignment,lms,name,email,user_id,submission_id,file_id,file,submitted_at,late\n"
+     ",x,zip,,,,,,a.ipynb,,\n", "lms.csv row 2: student_id and assignment must not be empty"),
+])
+def test_a_manifest_that_is_not_collects_names_the_row(tmp_path, text, message):
+    from autograder.lms_manifest import read_manifest
+
+    (tmp_path / "lms.csv").write_text(text)
+    with pytest.raises(CourseError, match=message):
+        read_manifest(tmp_path)
+
+
+def test_a_times_file_that_does_not_exist_is_named(fixture_course, tmp_path, capsys):
+    assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
+               "--out", tmp_path / "s", "--times", tmp_path / "nope.json") == 2
+    assert "--times" in capsys.readouterr().err and not (tmp_path / "s").exists()

@@ -15,7 +15,9 @@ import pytest
 
 from autograder.__main__ import main
 from autograder.feedback import docstring_title, finish, scrub_text
+from autograder.feedback_archive import canvas_name
 from autograder.grade import grade
+from autograder.lms_manifest import LmsRecord, manifest_text
 from autograder.notebooks import grade_id, read_notebook
 
 A = "00_fixture"
@@ -137,6 +139,60 @@ def test_feedback_archives_one_zip_per_student_with_scores_and_penalties(graded,
     assert "<script" not in page and "scale multiplies every element" in page
     with open(returned / "feedback.csv", newline="") as f:
         assert list(csv.DictReader(f)) == [
-            {"student_id": "ada", "file": "ada_feedback.zip", "total": "4.8", "max_total": "6"},
-            {"student_id": "bob", "file": "bob_feedback.zip", "total": "0", "max_total": "6"}]
+            {"student_id": "ada", "name": "", "email": "", "file": "ada_feedback.zip", "total": "4.8",
+             "max_total": "6"},
+            {"student_id": "bob", "name": "", "email": "", "file": "bob_feedback.zip", "total": "0",
+             "max_total": "6"}]
     assert "2 archive(s)" in capsys.readouterr().out
+
+
+def canvas_reads(filename: str) -> tuple[str, str]:
+    """(user id, file id) as canvas-lms's Assignment#infer_comment_context_from_filename reads a
+    re-uploaded file's name: the first two all-digit parts between underscores."""
+    user, file_id = [part for part in filename.split("_") if part.isdigit()][:2]
+    return user, file_id
+
+
+@pytest.mark.parametrize("name", ["doejane", "o_brien", "x_2024_y", "", "123"])
+def test_canvas_names_lead_with_the_user_and_file_ids(name):
+    record = LmsRecord("s", A, "canvas", name=name, user_id="1001", file_id="7001")
+    filename = canvas_name(record, "01_numpy_mlp")
+    assert canvas_reads(filename) == ("1001", "7001")
+    assert filename.endswith("_01_numpy_mlp_feedback.html")
+
+
+def test_feedback_for_canvas_reupload_and_a_mail_merge(graded, fixture_course, tmp_path, capsys):
+    out, _ = graded
+    (fixture_course.root / "pyproject.toml").write_text(PYPROJECT)
+    submitted = tmp_path / "submitted"
+    submitted.mkdir()
+    (submitted / "lms.csv").write_text(manifest_text({
+        ("ada", A): LmsRecord("ada", A, "canvas", name="lovelaceada", user_id="1001", file_id="7001",
+                              submission_id="501", late="late"),
+        ("bob", A): LmsRecord("bob", A, "gradescope", name="Bob Byte", email="bob@uni.edu",
+                              submission_id="9002")}))
+    returned = tmp_path / "returned"
+    assert main(["feedback", str(out), "--out", str(returned), "--submitted", str(submitted),
+                 "--root", str(fixture_course.root)]) == 0
+    with zipfile.ZipFile(returned / "canvas" / f"{A}.zip") as archive:
+        (name,) = archive.namelist()  # bob came from Gradescope: its autograder shows his feedback
+        page = archive.read(name).decode()
+    assert name == f"lovelaceada_1001_7001_{A}_feedback.html" and canvas_reads(name) == ("1001", "7001")
+    # One page: the scores with the late penalty on top, then the feedback itself.
+    assert page.index("<b>4.8</b>") < page.index("scale multiplies every element")
+    assert "-1.2" in page and "<script" not in page and f'href="{A}.html"' not in page
+    with open(returned / "feedback.csv", newline="") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    assert (rows["bob"]["name"], rows["bob"]["email"]) == ("Bob Byte", "bob@uni.edu")
+    assert rows["ada"]["name"] == "lovelaceada" and rows["ada"]["file"] == "ada_feedback.zip"
+    assert "Re-upload Submissions" in capsys.readouterr().out
+
+
+def test_feedback_without_the_manifest_it_was_pointed_at_writes_nothing(graded, fixture_course,
+                                                                        tmp_path, capsys):
+    out, _ = graded
+    returned = tmp_path / "returned"
+    assert main(["feedback", str(out), "--out", str(returned), "--submitted", str(tmp_path / "nope"),
+                 "--root", str(fixture_course.root)]) == 2
+    assert "no lms.csv there" in capsys.readouterr().err
+    assert not returned.exists()

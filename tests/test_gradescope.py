@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -11,9 +12,10 @@ import zipfile
 from pathlib import Path
 
 import jsonschema
+import nbformat
 import pytest
 
-from autograder import notebooks
+from autograder import notebooks, sandbox
 from autograder.course import REPO_ROOT
 from autograder.gradescope import SCRIPTS, build_zip, unpack
 from autograder.gradescope.results import (
@@ -172,6 +174,7 @@ def _run_autograder(autograder_zip: Path, tmp_path: Path, notebook: Path, name: 
     """Lay out tmp_path/autograder as Gradescope does, submit `notebook` as `name`, run it."""
     root = tmp_path / "autograder"
     unpack(autograder_zip, root / "source")
+    assert list((root / "source" / "course" / "grading" / ASSIGNMENT).glob("mutants*"))
     (root / "submission").mkdir()
     shutil.copyfile(notebook, root / "submission" / name)
     env = dict(os.environ, AUTOGRADER_GRADESCOPE_ROOT=str(root),
@@ -185,14 +188,55 @@ def _run_autograder(autograder_zip: Path, tmp_path: Path, notebook: Path, name: 
     return results
 
 
+def kernel_looks(private: list[str], visible: str, report: str) -> None:
+    """Run in the grading kernel: write to `report` what it could read of each path."""
+    import json
+    import os
+
+    def seen(path: str) -> str:
+        try:
+            if os.path.isdir(path):
+                return "listed: " + ", ".join(sorted(os.listdir(path)))
+            with open(path, "rb") as f:
+                return f"read {len(f.read())} bytes"
+        except OSError as error:
+            return type(error).__name__
+
+    with open(report, "w") as f:
+        json.dump({path: seen(path) for path in [*private, visible]}, f)
+
+
+def looking_notebook(notebook: Path, dest: Path, private: list[str], visible: str, report: Path) -> Path:
+    """`notebook` with a cell of the student's own that calls kernel_looks."""
+    nb = read_notebook(notebook)
+    call = f"kernel_looks({private!r}, {visible!r}, {str(report)!r})"
+    nb.cells.append(nbformat.v4.new_code_cell(inspect.getsource(kernel_looks) + "\n\n" + call))
+    nbformat.write(nb, dest)
+    return dest
+
+
 @pytest.mark.slow
-def test_run_autograder_gives_the_solution_full_marks(autograder_zip, tmp_path):
-    results = _run_autograder(autograder_zip, tmp_path, COURSE.source_notebook(ASSIGNMENT),
-                              f"Copy of {ASSIGNMENT}.ipynb")
+@pytest.mark.skipif(sandbox.problem() is not None, reason=f"{sandbox.problem()}")
+def test_run_autograder_gives_the_solution_full_marks_and_hides_the_grading_folder(autograder_zip, tmp_path):
+    # The zip carries course/grading/<assignment>/ (probe, mutants, variants) and the source
+    # notebook: the student's kernel, started by run_autograder, must find them empty.
+    course = tmp_path / "autograder" / "source" / "course"
+    private = [str(course / "grading"), str(course / "grading" / ASSIGNMENT),
+               str(course / "grading" / ASSIGNMENT / "probe.py"),
+               str(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")]
+    visible = str(tmp_path / "autograder" / "source" / "run_autograder")  # the same kernel reads this
+    report = tmp_path / "kernel_saw.json"
+    submission = looking_notebook(COURSE.source_notebook(ASSIGNMENT), tmp_path / "solution.ipynb",
+                                  private, visible, report)
+    results = _run_autograder(autograder_zip, tmp_path, submission, f"Copy of {ASSIGNMENT}.ipynb")
     assert results["score"] == sum(notebooks.test_points(SOURCE_NB).values()) == 15
     verdicts = [t for t in results["tests"] if "status" in t]
     assert len(verdicts) == 4 and all(t["status"] == "passed" for t in verdicts)
     assert "renamed notebook" in results["output"]
+    saw = json.loads(report.read_text())
+    assert saw[visible].startswith("read ") and saw[visible] != "read 0 bytes"
+    assert saw[private[0]] == "listed: "  # an empty folder where the probes and mutants are
+    assert {saw[path] for path in private[1:]} == {"FileNotFoundError"}
 
 
 @pytest.mark.slow

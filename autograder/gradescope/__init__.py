@@ -9,7 +9,10 @@ submission, which must leave /autograder/results/results.json. The zip holds:
   dist/             the course's wheel: helpers (with helpers.reference, for the trusted run),
                     autograder (probes, sandbox, nbgrader_config.py)
   course/source/ASSIGNMENT/   the source notebook and the files beside it (the gradebook's truth)
-  course/grading/ASSIGNMENT/  its probe, for the trusted run (mutants and variants ride along)
+  course/grading/ASSIGNMENT/  its probe, for the trusted run (mutants and variants ride along);
+                    like course/source/, no grading kernel can read it: both are private paths
+                    of the sandbox (autograder/session.py), which tests/test_gradescope.py checks
+                    from inside a kernel that run_autograder started
 
 Both scripts are files beside this module (setup.sh, run_autograder), read as they are.
 Written to DIR/autograder.zip (default build/gradescope/ASSIGNMENT/), whole or not at all.
@@ -33,8 +36,9 @@ HERE = Path(__file__).resolve().parent
 SCRIPTS = ("setup.sh", "run_autograder")  # at the zip's root, executable
 COURSE_DIR = "course"  # the course folder inside /autograder/source
 WHEEL_DIR = "dist"
-# What the course's wheel is built from (pyproject.toml names README.md as its readme).
-PROJECT_FILES = ("pyproject.toml", "README.md")
+# What the course's wheel is built from (pyproject.toml names README.md as its readme, LICENSE
+# as its license file).
+PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE")
 PROJECT_PACKAGES = ("helpers", "autograder")
 
 
@@ -48,7 +52,8 @@ def build_course_wheel(out_dir: Path, root: Path = REPO_ROOT) -> Path:
     with tempfile.TemporaryDirectory(prefix="course-wheel-") as tmp:
         stage = Path(tmp)
         for name in PROJECT_FILES:
-            shutil.copy2(root / name, stage / name)
+            if (root / name).is_file():
+                shutil.copy2(root / name, stage / name)
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
         for name in PROJECT_PACKAGES:
             shutil.copytree(root / name, stage / name, ignore=ignore)

@@ -1,0 +1,83 @@
+"""scripts/class_rehearsal.py: a small class handed in on Canvas, from publish to results.json.
+
+Run once, on the quickest assignment with two kernels; run_autograder grades the broken hand-in
+(tests/test_gradescope.py grades real answers with it). The script checks its own scores; this
+test reads what it left behind, as an instructor would.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.course import REPO_ROOT
+
+ASSIGNMENT = "03_custom_functions"
+SCRIPT = REPO_ROOT / "scripts" / "class_rehearsal.py"
+
+
+@pytest.fixture(scope="module")
+def rehearsal(tmp_path_factory) -> tuple[Path, str]:
+    work = tmp_path_factory.mktemp("rehearsal") / "work"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(SCRIPT), "-a", ASSIGNMENT, "--jobs", "2",
+                           "--gradescope-grades", "broken", "--keep", str(work)],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    return work, done.stdout
+
+
+def rows(path: Path, key: str = "student_id") -> dict[str, dict[str, str]]:
+    with open(path, newline="") as f:
+        return {row[key]: row for row in csv.DictReader(f)}
+
+
+@pytest.mark.slow
+def test_the_rehearsal_prints_every_step_and_its_checks_pass(rehearsal):
+    _, out = rehearsal
+    print(out)  # the step timings, for -s
+    for step in ("1. publish", "2. a class of four", "3. collect", "4. grade", "5. export",
+                 "6. feedback", "7. Gradescope"):
+        assert f"== {step}" in out
+    assert f"release/{ASSIGNMENT}/{ASSIGNMENT}.ipynb" in out and "\nLICENSE\n" in out
+    assert "FAILED" not in out and out.count("\nok ") == 6
+
+
+@pytest.mark.slow
+def test_the_class_is_graded_exported_and_returned(rehearsal):
+    work, _ = rehearsal
+    grades = work / "grades"
+    graded = rows(grades / "grades.csv")
+    assert {s: (r["score"], r["status"]) for s, r in graded.items()} == {
+        "1001": ("15", "graded"), "1002": (graded["1002"]["score"], "graded"),
+        "1003": ("15", "graded"), "1004": ("0", "error")}
+    assert float(graded["1002"]["score"]) < 15
+    # 27 h late: 2 started days at 10 % of 15 points each (pyproject.toml's policy).
+    assert rows(grades / "export-canvas.csv", "ID")["1003"][f"{ASSIGNMENT} (4242)"] == "12"
+    assert rows(grades / "export-gradescope.csv", "SID")["1003"][f"{ASSIGNMENT} - Lateness (H:M:S)"] == "27:00:00"
+    assert rows(grades / "export-csv.csv")["1003"][f"{ASSIGNMENT} late penalty"] == "3"
+    with zipfile.ZipFile(grades / "returned" / "canvas" / f"{ASSIGNMENT}.zip") as archive:
+        assert f"hoppergrace_1003_7003_{ASSIGNMENT}_feedback.html" in archive.namelist()
+    results = json.loads((work / "gradescope" / "autograder" / "results" / "results.json").read_text())
+    assert results["score"] == 0 and "could not be graded" in results["output"]
+    # Nothing of the grading folder reached the student repository.
+    published = {p.relative_to(work / "student-repository").parts[0]
+                 for p in (work / "student-repository").rglob("*") if p.is_file()}
+    assert published == {".autograder-publish.json", "LICENSE", "README.md", "notebooks", "release"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-a", "99_nope"], "no assignment 99_nope"),
+    (["--keep", str(REPO_ROOT)], "exists; name a folder that does not"),
+])
+def test_the_rehearsal_refuses_what_it_cannot_do_before_doing_anything(args, message):
+    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, timeout=300)
+    assert done.returncode == 2 and message in done.stderr
