@@ -77,4 +77,5 @@ oldest-torch: $(OLDEST_VENV)/.installed  ## release, check, unit and lecture tes
 	git diff --exit-code --stat -- source release
 	$(OLDEST) -m autograder check --jobs 2 --report build/oldest-torch-report.json
 	$(OLDEST) -m pytest -q tests/test_helpers.py tests/test_graph.py tests/test_images.py \
-	    tests/test_parallel.py tests/test_reference_*.py tests/test_probes_*.py tests/test_lecture_notebooks.py
+	    tests/test_parallel.py tests/test_reference_*.py tests/test_grading_folders.py \
+	    tests/test_grading_particular.py tests/test_lecture_notebooks.py
