@@ -132,8 +132,11 @@ def test_deleted_test_cells_are_restored_and_graded_not_skipped(batch):
     rows, _, out = batch
     row = rows["erin", "00_fixture"]
     # nbgrader alone: grades None and "needs manual grading", i.e. no automatic score at all.
-    assert (row["score"], row["status"]) == ("1", "graded")  # only the visible mean_square test passes
+    # In the kernel only the visible mean_square test passes (1 point); the trusted run then finds
+    # mean_square wrong on unseen inputs and withdraws that point too.
+    assert (row["score"], row["status"]) == ("0", "graded")
     assert "restored" in row["warnings"] and "test_scale_hidden" in row["warnings"]
+    assert "points withdrawn" in row["warnings"] and "test_mean_square" in row["warnings"]
     graded = read_notebook(out / "autograded" / "erin" / "00_fixture" / "00_fixture.ipynb")
     assert [grade_id(c) for c in graded.cells if is_test(c)] == [
         "test_scale", "test_scale_hidden", "test_mean_square", "test_mean_square_hidden"]

@@ -132,7 +132,11 @@ def test_a_deleted_record_is_the_only_one_graded_again_and_twice_gives_the_same(
     graded = []
     grade(released_course, submitted, first, n_jobs=2, progress=graded.append)
     assert sorted(r.student_id for r in graded) == ["alice", "bob", "carol"]
-    # The same submissions from scratch, into another folder: the same scores, cell by cell.
+    # The same submissions from scratch, into another folder with the same secret (the probes'
+    # inputs, hence their messages, follow it): the same scores and messages, cell by cell.
+    second.mkdir()
+    Journal(second).dir.mkdir(parents=True, exist_ok=True)
+    (Journal(second).dir / "key").write_text(Journal(first).key() + "\n")
     grade(released_course, submitted, second, n_jobs=2)
     assert _csv(second) == _csv(first)
     cells = [{r["student_id"]: r["cells"] for r in json.loads((out / "grades.json").read_text())}
