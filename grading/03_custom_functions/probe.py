@@ -8,7 +8,14 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
-from autograder.probes import DEFAULT_TOLERANCE, Exercise, Probe, Tolerance, compare_arrays
+from autograder.probes import (
+    DEFAULT_TOLERANCE,
+    Exercise,
+    Probe,
+    Tolerance,
+    compare_arrays,
+    compare_records,
+)
 
 # float32 sigmoids written another way (torch.sigmoid, exp(-x) / (1 + exp(-x)) ** 2) differ by rounding.
 TOLERANCE = Tolerance(1e-5, 1e-6)
@@ -36,6 +43,13 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     inputs["scale"] = np.asarray(rng.uniform(0.5, 2.0))  # a multiplication before the function
     for name in ("Linear", "linear"):
         inputs.update(linear_inputs(rng, name))
+    for name in ("LogSoftmax", "log_softmax"):
+        shape3 = tuple(int(v) for v in rng.integers(2, 6, size=3))
+        shape2 = tuple(int(v) for v in rng.integers(2, 7, size=2))
+        inputs.update({f"{name}.x32": (4 * rng.standard_normal(shape3)).astype(np.float32),
+                       f"{name}.x64": 800 + 50 * rng.standard_normal(shape2),  # exp overflows without the shift
+                       f"{name}.grad32": rng.standard_normal(shape3).astype(np.float32),
+                       f"{name}.grad64": rng.standard_normal(shape2)})
     return inputs
 
 
@@ -264,6 +278,27 @@ def run_linear(answers, inputs, record):
             record(f"{name}{tag}", leaf.grad)
 
 
+def run_LogSoftmax(answers, inputs, record):
+    """Values (float32 3-D; float64 scores around 800) and the gradient for the secret grad_y, through .apply."""
+    for tag in ("32", "64"):
+        x = torch.tensor(inputs[f"LogSoftmax.x{tag}"], requires_grad=True)
+        y = answers.LogSoftmax.apply(x)
+        record("out" + tag, y)
+        record("dtype" + tag, str(y.dtype))
+        (grad,) = torch.autograd.grad(y, x, torch.tensor(inputs[f"LogSoftmax.grad{tag}"]))
+        record("grad" + tag, grad)
+
+
+def log_softmax_judge(got: dict, want: dict) -> str | None:
+    """Values compared as usual; an overflow named as such."""
+    message = compare_records("LogSoftmax", got, want, LOG_SOFTMAX_TOLERANCE)
+    if message and "nan or inf" in message:
+        message += ": exp of scores around 800 overflows; subtract each row's maximum first"
+    return message
+
+
+LOG_SOFTMAX_TOLERANCE = Tolerance(1e-5, 1e-5)  # float32 log-probabilities written another way differ by rounding
+
 PROBE = Probe(
     assignment="03_custom_functions",
     reference="helpers.reference.custom_functions",
@@ -275,5 +310,7 @@ PROBE = Probe(
         "relu": wrapper_runner("relu"),
         "Linear": Exercise(run_Linear, tolerance=TOLERANCE, judge=linear_judge),
         "linear": Exercise(run_linear, tolerance=TOLERANCE, judge=saved_judge("linear", "", "x, w, b")),
+        "LogSoftmax": Exercise(run_LogSoftmax, tolerance=LOG_SOFTMAX_TOLERANCE, judge=log_softmax_judge),
+        "log_softmax": wrapper_runner("log_softmax"),
     },
 )

@@ -1,4 +1,4 @@
-"""Reference answers of 03_custom_functions: sigmoid, ReLU and a linear layer as `torch.autograd.Function`s.
+"""Reference answers of 03_custom_functions: sigmoid, ReLU, linear and log-softmax as autograd Functions.
 
 Each Function is one node in the autograd graph: `forward` computes the output and saves what
 `backward` needs; `backward` turns the gradient of the loss with respect to the output
@@ -82,3 +82,27 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> t
     """x @ w.T + b through the custom Function (x: (N, D_in), w: (D_out, D_in), b: (D_out,) or None):
     one `LinearBackward` node in the graph."""
     return Linear.apply(x, w, b)
+
+
+class LogSoftmax(torch.autograd.Function):
+    """y = log(softmax(x)) over the last dimension, shifted by each row's maximum so that exp never
+    overflows; saves its OUTPUT, since softmax = exp(y) is all backward needs."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        """x: (..., C) scores; returns y of the same shape and dtype."""
+        shifted = x - x.amax(dim=-1, keepdim=True)  # every exponent <= 0, the largest term exactly 1
+        y = shifted - shifted.exp().sum(dim=-1, keepdim=True).log()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_y: torch.Tensor) -> torch.Tensor:
+        """grad_y: dL/dy, shape of y; returns dL/dx = grad_y - softmax * (grad_y summed over the row)."""
+        (y,) = ctx.saved_tensors
+        return grad_y - y.exp() * grad_y.sum(dim=-1, keepdim=True)
+
+
+def log_softmax(x: torch.Tensor) -> torch.Tensor:
+    """log(softmax(x)) over the last dimension through the custom Function: one `LogSoftmaxBackward` node."""
+    return LogSoftmax.apply(x)
