@@ -28,10 +28,13 @@ from autograder.gradescope.results import (
 )
 from autograder.layout import Course
 from autograder.notebooks import read_notebook
+from autograder.probes import probe_for
 
 ASSIGNMENT = "03_custom_functions"  # small, with a probe: the trusted run takes part
 COURSE = Course(REPO_ROOT)
 SOURCE_NB = read_notebook(COURSE.source_notebook(ASSIGNMENT))
+FULL_MARKS = sum(notebooks.test_points(SOURCE_NB).values())  # from the metadata: exercises come and go
+ALL_PASSED = dict.fromkeys(probe_for(ASSIGNMENT, REPO_ROOT).exercises, "passed")
 
 
 def _record(**changes) -> dict:
@@ -41,8 +44,7 @@ def _record(**changes) -> dict:
               "score": sum(points.values()), "max_score": sum(points.values()), "reason": "",
               "warnings": [], "cells": {g: {"score": p, "max_score": p, "error": ""}
                                         for g, p in points.items()},
-              "verification": {"Sigmoid": "passed", "ReLU": "passed", "sigmoid": "passed",
-                               "relu": "passed"}}
+              "verification": dict(ALL_PASSED)}
     record.update(changes)
     return record
 
@@ -58,15 +60,14 @@ def test_every_test_cell_is_one_entry_named_by_its_docstring_hidden_ones_after_p
     assert hidden and all(t["name"].startswith("Hidden:") for t in hidden)
     assert {t["visibility"] for t in scored} == {"visible", "after_published"}
     assert any(name.startswith("Sigmoid computes sigmoid(x)") for name in by_name)
-    assert results["score"] == sum(t["score"] for t in scored) == 15
+    assert results["score"] == sum(t["score"] for t in scored) == FULL_MARKS
     verdicts = [t for t in results["tests"] if t["name"].startswith("Checked outside your notebook")]
-    assert [t["status"] for t in verdicts] == ["passed"] * 4
+    assert [t["status"] for t in verdicts] == ["passed"] * len(ALL_PASSED)
     assert results["stdout_visibility"] == "hidden"
 
 
 def test_withdrawn_points_and_errors_say_why():
-    record = _record(verification={"Sigmoid": "Sigmoid's backward is off by 0.25 on unseen inputs",
-                                   "ReLU": "passed", "sigmoid": "passed", "relu": "passed"})
+    record = _record(verification={**ALL_PASSED, "Sigmoid": "Sigmoid's backward is off by 0.25 on unseen inputs"})
     record["cells"]["test_Sigmoid"]["score"] = 0.0
     record["cells"]["test_relu"].update(score=0.0, error="CheckFailed: relu(x) has 3 nodes")
     record["score"] -= 3
@@ -77,7 +78,7 @@ def test_withdrawn_points_and_errors_say_why():
     assert outputs["relu(x)"]["output"] == "CheckFailed: relu(x) has 3 nodes"
     failed = [t for t in results["tests"] if t.get("status") == "failed"]
     assert [t["name"] for t in failed] == ["Checked outside your notebook: Sigmoid"]
-    assert results["score"] == 12 and "Sigmoid" in results["output"]
+    assert results["score"] == FULL_MARKS - 3 and "Sigmoid" in results["output"]
 
 
 def test_a_submission_that_cannot_be_graded_scores_zero_with_the_reason():
@@ -229,9 +230,9 @@ def test_run_autograder_gives_the_solution_full_marks_and_hides_the_grading_fold
     submission = looking_notebook(COURSE.source_notebook(ASSIGNMENT), tmp_path / "solution.ipynb",
                                   private, visible, report)
     results = _run_autograder(autograder_zip, tmp_path, submission, f"Copy of {ASSIGNMENT}.ipynb")
-    assert results["score"] == sum(notebooks.test_points(SOURCE_NB).values()) == 15
+    assert results["score"] == FULL_MARKS
     verdicts = [t for t in results["tests"] if "status" in t]
-    assert len(verdicts) == 4 and all(t["status"] == "passed" for t in verdicts)
+    assert len(verdicts) == len(ALL_PASSED) and all(t["status"] == "passed" for t in verdicts)
     assert "renamed notebook" in results["output"]
     saw = json.loads(report.read_text())
     assert saw[visible].startswith("read ") and saw[visible] != "read 0 bytes"

@@ -1,11 +1,21 @@
-"""Probes of 03_custom_functions: values, gradients for a secret upstream gradient, what is saved, the nodes."""
+"""Probes of 03_custom_functions: values, gradients for a secret upstream gradient, what is saved, the nodes;
+for Linear, what its backward returns as it returns it, and the matrix-product FLOPs it runs with an input frozen."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import flop_registry
 
-from autograder.probes import DEFAULT_TOLERANCE, Exercise, Probe, Tolerance, compare_arrays
+from autograder.probes import (
+    DEFAULT_TOLERANCE,
+    Exercise,
+    Probe,
+    Tolerance,
+    compare_arrays,
+    compare_records,
+)
 
 # float32 sigmoids written another way (torch.sigmoid, exp(-x) / (1 + exp(-x)) ** 2) differ by rounding.
 TOLERANCE = Tolerance(1e-5, 1e-6)
@@ -31,6 +41,27 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
                        f"{name}.grad32": rng.standard_normal(shape3).astype(np.float32),
                        f"{name}.grad64": rng.standard_normal(shape2)})
     inputs["scale"] = np.asarray(rng.uniform(0.5, 2.0))  # a multiplication before the function
+    for name in ("Linear", "linear"):
+        inputs.update(linear_inputs(rng, name))
+    for name in ("LogSoftmax", "log_softmax"):
+        shape3 = tuple(int(v) for v in rng.integers(2, 6, size=3))
+        shape2 = tuple(int(v) for v in rng.integers(2, 7, size=2))
+        inputs.update({f"{name}.x32": (4 * rng.standard_normal(shape3)).astype(np.float32),
+                       f"{name}.x64": 800 + 50 * rng.standard_normal(shape2),  # exp overflows without the shift
+                       f"{name}.grad32": rng.standard_normal(shape3).astype(np.float32),
+                       f"{name}.grad64": rng.standard_normal(shape2)})
+    return inputs
+
+
+def linear_inputs(rng: np.random.Generator, name: str) -> dict[str, np.ndarray]:
+    """x (N, D_in), w (D_out, D_in), b (D_out,), grad_y (N, D_out) in float32 and float64, and a batch of one;
+    N < D_out < D_in, so that a transposed or unsummed gradient never has the expected shape by chance."""
+    inputs = {}
+    for tag, dtype in (("32", np.float32), ("64", np.float64), ("1", np.float64)):
+        n = 1 if tag == "1" else int(rng.integers(2, 5))
+        d_out, d_in = int(rng.integers(5, 8)), int(rng.integers(8, 12))
+        for key, shape in (("x", (n, d_in)), ("w", (d_out, d_in)), ("b", (d_out,)), ("grad", (n, d_out))):
+            inputs[f"{name}.{key}{tag}"] = rng.standard_normal(shape).astype(dtype)
     return inputs
 
 
@@ -93,7 +124,7 @@ def wrapper_runner(name: str):
     return Exercise(run, tolerance=TOLERANCE, judge=saved_judge(name, ""))
 
 
-def saved_judge(exercise: str, saves: str):
+def saved_judge(exercise: str, saves: str, call: str = "x"):
     """Values compared as usual; `saved<tag>` passes when any tensor forward saved is that tensor;
     node lists are named in full when they differ."""
     def judge(got: dict, want: dict) -> str | None:
@@ -109,7 +140,7 @@ def saved_judge(exercise: str, saves: str):
             elif key not in got:
                 return f"{exercise} gave no {key}"
             elif key.startswith("nodes") and compare_arrays(got[key], value, **tolerance):
-                return (f"{exercise}(x) put the nodes {got[key].tolist()} into the graph; expected "
+                return (f"{exercise}({call}) put the nodes {got[key].tolist()} into the graph; expected "
                         f"{value.tolist()}: one node, your Function's {UNSEEN}")
             elif message := compare_arrays(got[key], value, **tolerance):
                 return f"{exercise}: {key} {message} {UNSEEN}"
@@ -117,6 +148,156 @@ def saved_judge(exercise: str, saves: str):
 
     return judge
 
+
+GRAD_NAMES = ("grad_x", "grad_w", "grad_b")
+FROZEN = {"x": "x as data (requires_grad=False)", "w": "w frozen (requires_grad=False)"}
+FLOP_SLACK = 1.2  # a right backward may add a small product (grad_b as ones @ grad_y): 2 N D_out << 2 N D_out D_in
+
+
+def record_returned(record, key: str, grads) -> None:
+    """What backward returned, as it returned it: how many values, each tensor or the string "None"."""
+    grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+    record(f"{key}.count", len(grads))
+    for name, grad in zip(GRAD_NAMES, grads):
+        record(f"{key}.{name}", "None" if grad is None else grad)
+
+
+class MatmulFlops(TorchDispatchMode):
+    """The FLOPs of the matrix products run under it (mm, addmm, bmm... as einsum, @, F.linear reach them),
+    by torch.utils.flop_counter's formulas: what FlopCounterMode counts."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:  # else the first call imports torch._dynamo: 1.4 s of CPU per kernel
+        return False
+
+    def __init__(self):
+        super().__init__()
+        self.flops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        count = flop_registry.get(func._overloadpacket)
+        if count is not None:
+            self.flops += count(*args, **kwargs, out_val=out)
+        return out
+
+
+def run_Linear(answers, inputs, record):
+    """Linear.apply's values; its backward called on the node (the node is the ctx forward filled in) with
+    every input trainable, with b=None on a batch of one, and with x or w frozen (FLOPs counted)."""
+    def tensors(tag):
+        return [torch.tensor(inputs[f"Linear.{key}{tag}"]) for key in ("x", "w", "b", "grad")]
+
+    for tag in ("32", "64"):
+        x, w, b, grad = tensors(tag)
+        leaves = [t.requires_grad_(True) for t in (x, w, b)]
+        y = answers.Linear.apply(*leaves)
+        record(f"out{tag}", y)
+        record_returned(record, f"returned{tag}", answers.Linear.backward(y.grad_fn, grad))
+        try:  # autograd's own checks of what backward returns; its refusal is judged after the returned values
+            through_autograd = torch.autograd.grad(y, leaves, grad)
+        except RuntimeError as error:
+            record(f"autograd{tag}.error", str(error).splitlines()[0])
+            continue
+        for name, g in zip(GRAD_NAMES, through_autograd):
+            record(f"autograd{tag}.{name}", g)
+    x, w, _, grad = tensors("1")
+    y = answers.Linear.apply(x.requires_grad_(True), w.requires_grad_(True), None)
+    record("out_no_bias", y)
+    record_returned(record, "returned_no_bias", answers.Linear.backward(y.grad_fn, grad))
+    for frozen in FROZEN:
+        x, w, b, grad = tensors("64")
+        y = answers.Linear.apply(x.requires_grad_(frozen != "x"), w.requires_grad_(frozen != "w"), b.requires_grad_(True))
+        with MatmulFlops() as counter:
+            grads = answers.Linear.backward(y.grad_fn, grad)
+        record_returned(record, f"frozen_{frozen}", grads)
+        record(f"frozen_{frozen}.flops", counter.flops)
+
+
+def linear_judge(got: dict, want: dict) -> str | None:
+    """Each key compared; shapes and Nones explained in the words of the exercise; FLOPs an upper bound."""
+    for key, value in want.items():
+        where, _, part = key.partition(".")
+        said = _linear_words(where)
+        if key not in got and f"{where}.error" in got:
+            return f"autograd refused what Linear's backward returned {said}: {got[f'{where}.error']} {UNSEEN}"
+        if key not in got:
+            return f"Linear gave no {key} {UNSEEN}"
+        if part == "count" and got[key] != value:
+            return (f"Linear's backward returned {got[key]} value(s) {said}; expected {value}, one per input of "
+                    f"forward (x, w, b), None where no gradient is needed {UNSEEN}")
+        if part == "flops":
+            if got[key] > FLOP_SLACK * value:
+                return (f"Linear's backward ran {int(got[key])} FLOPs of matrix products {said}; the gradients still "
+                        f"needed take {int(value)}: it computed the frozen input's gradient and threw it away "
+                        f"(look at ctx.needs_input_grad) {UNSEEN}")
+            continue
+        if value.dtype.kind == "U" or got[key].dtype.kind == "U":
+            if str(got[key]) != str(value):
+                return (f"Linear's backward returned {'None' if str(got[key]) == 'None' else 'a tensor'} for {part} "
+                        f"{said}; expected {'None' if str(value) == 'None' else 'a tensor'} "
+                        f"(ctx.needs_input_grad says which gradients are needed) {UNSEEN}")
+            continue
+        message = compare_arrays(got[key], value, rtol=TOLERANCE.rtol, atol=1e-5)
+        if message:
+            return f"Linear: {part or 'the output'} {said} {message}{_shape_hint(part, got[key], value)} {UNSEEN}"
+    return None
+
+
+def _linear_words(where: str) -> str:
+    if where.startswith("frozen_"):
+        return f"with {FROZEN[where[7:]]}"
+    if where.endswith("no_bias"):
+        return "with b=None on a batch of one"
+    dtype = {"32": "float32", "64": "float64"}[where[-2:]]
+    how = {"out": "", "returned": "as backward returned it, ", "autograd": "through autograd, "}[where[:-2]]
+    return f"({how}{dtype})"
+
+
+def _shape_hint(part: str, got: np.ndarray, want: np.ndarray) -> str:
+    if got.shape == want.shape:
+        return ""
+    if got.ndim == 2 and got.shape == want.shape[::-1]:
+        return ": did you forget a transpose?"
+    if part == "grad_b" and got.ndim == 2:
+        return ": b is added to every row, so grad_b sums grad_y over the batch"
+    return ""
+
+
+def run_linear(answers, inputs, record):
+    """Values with and without b, the nodes it adds, the gradients that reach x, w (and b)."""
+    x, w, b, grad = (torch.tensor(inputs[f"linear.{key}64"]) for key in ("x", "w", "b", "grad"))
+    for tag, bias in (("", True), ("_no_bias", False)):
+        leaves = [t.clone().requires_grad_(True) for t in ((x, w, b) if bias else (x, w))]
+        y = answers.linear(*leaves)
+        record("out" + tag, y)
+        record("nodes" + tag, probe_nodes(y))
+        y.backward(grad)
+        for name, leaf in zip(GRAD_NAMES, leaves):
+            record(f"{name}{tag}", leaf.grad)
+
+
+def run_LogSoftmax(answers, inputs, record):
+    """Values (float32 3-D; float64 scores around 800) and the gradient for the secret grad_y, through .apply."""
+    for tag in ("32", "64"):
+        x = torch.tensor(inputs[f"LogSoftmax.x{tag}"], requires_grad=True)
+        y = answers.LogSoftmax.apply(x)
+        record("out" + tag, y)
+        record("dtype" + tag, str(y.dtype))
+        (grad,) = torch.autograd.grad(y, x, torch.tensor(inputs[f"LogSoftmax.grad{tag}"]))
+        record("grad" + tag, grad)
+
+
+def log_softmax_judge(got: dict, want: dict) -> str | None:
+    """Values compared as usual; an overflow named as such."""
+    message = compare_records("LogSoftmax", got, want, LOG_SOFTMAX_TOLERANCE)
+    if message and "nan or inf" in message:
+        message += ": exp of scores around 800 overflows; subtract each row's maximum first"
+    return message
+
+
+LOG_SOFTMAX_TOLERANCE = Tolerance(1e-5, 1e-5)  # float32 log-probabilities written another way differ by rounding
 
 PROBE = Probe(
     assignment="03_custom_functions",
@@ -127,5 +308,9 @@ PROBE = Probe(
         "sigmoid": wrapper_runner("sigmoid"),
         "ReLU": function_runner("ReLU", "input x"),
         "relu": wrapper_runner("relu"),
+        "Linear": Exercise(run_Linear, tolerance=TOLERANCE, judge=linear_judge),
+        "linear": Exercise(run_linear, tolerance=TOLERANCE, judge=saved_judge("linear", "", "x, w, b")),
+        "LogSoftmax": Exercise(run_LogSoftmax, tolerance=LOG_SOFTMAX_TOLERANCE, judge=log_softmax_judge),
+        "log_softmax": wrapper_runner("log_softmax"),
     },
 )
