@@ -375,11 +375,20 @@ class ProbeMatmulCost(TorchFunctionMode):
         if first is not None and len(args) >= first + 2 and isinstance(out, torch.Tensor):
             a, b = args[first], args[first + 1]
             kind = str(a.dtype).replace("torch.", "")
-            if a.dtype == torch.float32 and torch.get_float32_matmul_precision() != "highest":
+            if a.dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32:  # read by either API
                 kind = "tf32"
             self.products.append(f"{tuple(a.shape)} @ {tuple(b.shape)} in {kind}")
             self.clock.advance(2 * out.numel() * a.shape[-1] / self.rates.get(kind, 1e6))
         return out
+
+
+def probe_matmul_precision():
+    """torch.get_float32_matmul_precision(), or what is mixed where the legacy allow_tf32 flag and the
+    newer API disagree (torch >= 2.9 then refuses to give one name)."""
+    try:
+        return torch.get_float32_matmul_precision()
+    except RuntimeError:
+        return f"a mix (torch.backends.cuda.matmul.allow_tf32 = {torch.backends.cuda.matmul.allow_tf32} and another backend's precision)"
 
 
 def run_autocast_forward(answers, inputs, record):
@@ -424,7 +433,7 @@ def run_matmul_tflops(answers, inputs, record):
         try:
             with clock.active(answers.matmul_tflops), cost:
                 values.append(float(answers.matmul_tflops(n, dtype, torch.device("cpu"), tf32=bool(tf32))))
-            after.append(torch.get_float32_matmul_precision())
+            after.append(probe_matmul_precision())
         finally:
             torch.set_float32_matmul_precision(saved)
         products.append("; ".join(sorted(set(cost.products))) or "no matrix product")
