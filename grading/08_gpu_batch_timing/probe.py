@@ -131,7 +131,8 @@ class ProbeClock:
 
     Besides the clocks of `time` and `timeit`, it replaces every name in the globals (and default
     arguments) of the functions given that is bound to one of those clocks, so that
-    `from time import perf_counter` reads it too. `reads` counts the readings.
+    `from time import perf_counter` reads it too, and the default `timer=` of `timeit.Timer` and
+    `benchmark.Timer` (bound when they were defined). `reads` counts the readings.
     """
 
     # torch.utils.benchmark.timer too: torch < 2.9 binds it to the real clock at import on a CPU.
@@ -159,7 +160,7 @@ class ProbeClock:
                 timeit.default_timer: self.read, time.perf_counter_ns: self.read_ns,
                 time.time_ns: self.read_ns, time.monotonic_ns: self.read_ns}
         benchmark = sys.modules.get("torch.utils.benchmark")
-        names = self.names if benchmark else self.names[:-1]
+        names = [name for name in self.names if benchmark or not name.startswith("torch.")]
         timers = [timeit.Timer.__init__]  # their default timer= was bound when they were defined
         if benchmark:
             real[benchmark.timer] = self.read
