@@ -236,3 +236,10 @@ def test_08_mixed_tf32_apis_are_named_not_raised(tmp_path):
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.set_float32_matmul_precision(saved)
     assert set(failed) == {"matmul_tflops"} and "restore" in failed["matmul_tflops"]
+
+
+def test_08_the_reference_matmul_tflops_passes_the_probe(tmp_path):
+    """The probe judges matmul_tflops by properties, never against the reference: so the reference is judged too."""
+    names = namespace("08_gpu_batch_timing", None, "from helpers.reference.gpu_batch_timing import matmul_tflops")
+    assert names["matmul_tflops"].__module__ == "helpers.reference.gpu_batch_timing"
+    assert "matmul_tflops" not in failures("08_gpu_batch_timing", names, 4, tmp_path)
