@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import timeit
 from unittest import mock
 
 import numpy as np
@@ -131,3 +132,114 @@ def test_08_the_probe_sleeps_little(seed, tmp_path):
     with mock.patch("time.sleep", sleep):
         assert failures("08_gpu_batch_timing", names, seed, tmp_path) == {}
     assert slept and sum(slept) < 2.0, sum(slept)
+
+
+def _as_before_torch_2_9(monkeypatch, benchmark):
+    """torch < 2.9 on a machine without CUDA: benchmark.timer is the real clock, bound at import, and
+    so is benchmark.Timer's default timer=."""
+    bound = benchmark.timer
+    monkeypatch.setattr(benchmark, "timer", timeit.default_timer)
+    monkeypatch.setattr(benchmark.Timer.__init__, "__defaults__", tuple(
+        timeit.default_timer if value is bound else value for value in benchmark.Timer.__init__.__defaults__))
+
+
+def test_08_the_notebooks_virtual_clock_stands_in_for_a_timer_bound_at_import(monkeypatch):
+    """The VirtualClock of the notebook's read-only test cell reads for benchmark.timer() and benchmark.Timer."""
+    names = namespace("08_gpu_batch_timing")
+    benchmark = names["benchmark"]
+    _as_before_torch_2_9(monkeypatch, benchmark)
+    with names["VirtualClock"]() as clock:
+        start = benchmark.timer()
+        clock.advance(5.0)
+        assert 5.0 <= benchmark.timer() - start < 5.0 + 1e-3
+        measured = benchmark.Timer("advance(0.25)", globals={"advance": clock.advance}).timeit(4)
+        assert measured.median == pytest.approx(0.25, rel=1e-3)
+    assert benchmark.timer is timeit.default_timer  # restored
+
+
+MIXED_RIGHT = '''
+def time_train_step(model, batch_size, device, warmup, repeats):
+    model = model.to(device)
+    x = torch.randn(batch_size, *model.input_shape, device=device)
+    y = torch.zeros(batch_size, dtype=torch.long, device=device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    times = []
+    for i in range(warmup + repeats):
+        start = benchmark.timer()
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+        times.append(benchmark.timer() - start)
+    return statistics.median(times[warmup:])
+
+
+def matmul_tflops(n, dtype, device, tf32=False):
+    a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    try:
+        measurement = benchmark.Timer("a @ b", globals={"a": a, "b": b}).blocked_autorange()
+    finally:
+        torch.set_float32_matmul_precision(previous)
+    return 2 * n ** 3 / measurement.median / 1e12
+'''
+
+
+def test_08_the_probe_clock_stands_in_for_a_timer_bound_at_import(monkeypatch, tmp_path):
+    """benchmark.timer() and benchmark.Timer's default clock, bound to the real clock as before torch 2.9:
+    right answers timed by them still read the probe's virtual clock."""
+    names = namespace("08_gpu_batch_timing", None, MIXED_RIGHT)
+    _as_before_torch_2_9(monkeypatch, names["benchmark"])
+    assert failures("08_gpu_batch_timing", names, 3, tmp_path) == {}
+
+
+def test_08_autocast_for_a_fixed_device_type_fails_under_mocked_cuda(tmp_path):
+    """On a CPU grader, CUDA mocked: an answer with autocast fixed to "cpu" passes the CPU run, not the CUDA one."""
+    fixed = ("def autocast_forward(model, x, device, dtype):\n"
+             "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        return model(x)\n")
+    failed = failures("08_gpu_batch_timing", namespace("08_gpu_batch_timing", None, fixed), 2, tmp_path)
+    assert set(failed) == {"autocast_forward"} and "device.type" in failed["autocast_forward"]
+
+
+def _judge(exercise):
+    return assignment("08_gpu_batch_timing").probe.exercises[exercise].judge
+
+
+def test_08_on_a_gpu_matmul_tflops_must_synchronize():
+    """The CUDA branch of the judgment, on records as a GPU grader would make them."""
+    want = dict(expected("08_gpu_batch_timing", 0)["matmul_tflops"], gpu=np.asarray(True))
+    got = {key: want[key] for key in ("tflops", "precision_after", "products")}
+    assert "not measured on the GPU" in _judge("matmul_tflops")(got, want)
+    assert _judge("matmul_tflops")(dict(got, gpu_events=300.0, gpu_measured=280.0), want) is None
+    message = _judge("matmul_tflops")(dict(got, gpu_events=300.0, gpu_measured=9000.0), want)
+    assert "Synchronize" in message
+
+
+def test_08_on_a_gpu_autocast_forward_must_give_float16():
+    want = dict(expected("08_gpu_batch_timing", 0)["autocast_forward"], gpu=np.asarray(True))
+    got = {"dtype": want["dtype"], "out": want["out"], "weights": np.asarray(["torch.float32"] * 4),
+           "weights_kept": np.asarray(True), "autocast_after": np.asarray(False)}
+    assert _judge("autocast_forward")(dict(got, cuda_dtype=np.asarray("torch.float16")), want) is None
+    assert "expected torch.float16" in _judge("autocast_forward")(dict(got, cuda_dtype=np.asarray("torch.float32")), want)
+
+
+def test_08_mixed_tf32_apis_are_named_not_raised(tmp_path):
+    """The legacy allow_tf32 flag left against the newer API (torch >= 2.9 then refuses a precision's name)."""
+    left = ("def matmul_tflops(n, dtype, device, tf32=False):\n"
+            "    torch.backends.cuda.matmul.allow_tf32 = bool(tf32)\n"
+            "    a = torch.randn(n, n, dtype=dtype)\n"
+            "    return 2 * n ** 3 / benchmark.Timer('a @ a', globals={'a': a}).blocked_autorange().median / 1e12\n")
+    saved = torch.get_float32_matmul_precision()
+    try:
+        failed = failures("08_gpu_batch_timing", namespace("08_gpu_batch_timing", None, left), 1, tmp_path)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.set_float32_matmul_precision(saved)
+    assert set(failed) == {"matmul_tflops"} and "restore" in failed["matmul_tflops"]
+
+
+def test_08_the_reference_matmul_tflops_passes_the_probe(tmp_path):
+    """The probe judges matmul_tflops by properties, never against the reference: so the reference is judged too."""
+    names = namespace("08_gpu_batch_timing", None, "from helpers.reference.gpu_batch_timing import matmul_tflops")
+    assert names["matmul_tflops"].__module__ == "helpers.reference.gpu_batch_timing"
+    assert "matmul_tflops" not in failures("08_gpu_batch_timing", names, 4, tmp_path)

@@ -10,18 +10,28 @@ of the timed steps: not their mean, not per sample, not the warm-up), and weight
 SGD step on a fresh gradient per call. A real run on a tiny MLP must give positive, finite numbers. `batch_size_sweep` times through a stand-in `time_train_step`.
 `get_device` must name what this grading machine has; `find_saturation` and `peak_tflops` are
 pure functions, compared exactly with the reference.
+
+Mixed precision is judged by properties: `autocast_forward`'s output dtype, the model's weights
+left float32 and unchanged, autocast off afterwards, and (with CUDA mocked on a CPU machine) which
+device's autocast the forward pass ran under; `precision_error` against the reference on a model
+whose outputs are large (relative, not absolute). `matmul_tflops` runs on a virtual clock that
+every matrix product advances by its FLOPs over a rate this probe chose per dtype (TF32 apart),
+so machine speed never enters; the float32 matmul precision must be as it was after each call.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
+import timeit
 from unittest import mock
 
 import numpy as np
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from autograder.probes import EXACT, Exercise, Probe, Tolerance, compare_arrays
 
@@ -59,6 +69,11 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     throughput = rng.uniform(1e2, 1e5, size=(curves, 1)) * sizes / (sizes + knees) * rng.uniform(0.93, 1.07, size=sizes.shape)
     throughput[-1] = throughput[-1, 0]  # a flat curve: the smallest batch already saturates
     sweep_sizes = rng.permutation(rng.choice(np.arange(1, 300), size=int(rng.integers(3, 6)), replace=False))
+    d_in, hidden, d_out, n = int(rng.integers(5, 13)), int(rng.integers(16, 33)), int(rng.integers(3, 7)), int(rng.integers(4, 10))
+    # matmul_tflops: (n, dtype 0 float32 / 1 bfloat16, tf32, precision before: 0 "highest" / 1 "high")
+    # small n: real products of 32 and more can take milliseconds on a busy 2-core machine
+    cases = np.asarray([[rng.integers(8, 21), 0, 0, 1], [rng.integers(8, 21), 0, 1, 0],
+                        [rng.integers(8, 21), 1, rng.integers(0, 2), rng.integers(0, 2)]])
     return {
         "to_device.spec": np.asarray(json.dumps(skeleton)),
         "peak.figures": np.column_stack([rng.integers(1, 200, size=6), rng.choice([4, 32, 64, 128], size=6),
@@ -71,6 +86,14 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "sweep.cost": np.asarray([rng.uniform(1e-4, 1e-2), rng.uniform(1e-6, 1e-4)]),
         "saturation.sizes": sizes, "saturation.throughput": throughput,
         "saturation.tolerance": np.concatenate([[-1.0], rng.uniform(0.01, 0.5, size=curves - 1)]),  # -1: default
+        "mixed.x": rng.standard_normal((n, d_in)),
+        "mixed.w1": rng.standard_normal((hidden, d_in)) / np.sqrt(d_in), "mixed.b1": rng.standard_normal(hidden) * 0.1,
+        "mixed.w2": rng.standard_normal((d_out, hidden)) / np.sqrt(hidden), "mixed.b2": rng.standard_normal(d_out) * 0.1,
+        "mixed.scale": np.asarray(10.0 ** rng.uniform(2, 4)),  # precision_error: outputs far from 1
+        "tflops.cases": cases,
+        # virtual seconds of one product by kind (float32, TF32, bfloat16), each kind its own: a timer
+        # taking 0.2 s needs about ten of them
+        "tflops.seconds": rng.uniform(1e-2, 2e-2, size=(3, 1)) * np.asarray([2.5, 1.6, 1.0]) * rng.uniform(0.93, 1.07, (3, 3)),
     }
 
 
@@ -108,7 +131,8 @@ class ProbeClock:
 
     Besides the clocks of `time` and `timeit`, it replaces every name in the globals (and default
     arguments) of the functions given that is bound to one of those clocks, so that
-    `from time import perf_counter` reads it too. `reads` counts the readings.
+    `from time import perf_counter` reads it too, and the default `timer=` of `timeit.Timer` and
+    `benchmark.Timer` (bound when they were defined). `reads` counts the readings.
     """
 
     # torch.utils.benchmark.timer too: torch < 2.9 binds it to the real clock at import on a CPU.
@@ -132,13 +156,20 @@ class ProbeClock:
 
     @contextlib.contextmanager
     def active(self, *functions):
-        import timeit
-
         real = {time.perf_counter: self.read, time.time: self.read, time.monotonic: self.read,
                 timeit.default_timer: self.read, time.perf_counter_ns: self.read_ns,
                 time.time_ns: self.read_ns, time.monotonic_ns: self.read_ns}
-        patches = [mock.patch(name, self.read) for name in self.names]
+        benchmark = sys.modules.get("torch.utils.benchmark")
+        names = [name for name in self.names if benchmark or not name.startswith("torch.")]
+        timers = [timeit.Timer.__init__]  # their default timer= was bound when they were defined
+        if benchmark:
+            real[benchmark.timer] = self.read
+            timers.append(benchmark.Timer.__init__)
+        patches = [mock.patch(name, self.read) for name in names]
         patches += [mock.patch(name, self.read_ns) for name in self.ns_names]
+        for timer in timers:
+            patches.append(mock.patch.object(timer, "__defaults__", tuple(
+                real.get(v, v) if callable(v) else v for v in timer.__defaults__)))
         for function in functions:
             names = getattr(function, "__globals__", {})
             for key, value in list(names.items()):
@@ -295,6 +326,134 @@ def run_find_saturation(answers, inputs, record):
     record('batch_sizes', chosen)
 
 
+def probe_mlp(inputs, scale=1.0):
+    """The float32 MLP of the mixed-precision inputs: Linear, ReLU, Linear (the last one times `scale`)."""
+    w1, w2 = inputs["mixed.w1"], inputs["mixed.w2"]
+    model = nn.Sequential(nn.Linear(w1.shape[1], w1.shape[0]), nn.ReLU(), nn.Linear(w2.shape[1], w2.shape[0]))
+    with torch.no_grad():
+        for parameter, key, factor in zip(model.parameters(), ("w1", "b1", "w2", "b2"), (1, 1, scale, scale)):
+            parameter.copy_(torch.as_tensor(inputs["mixed." + key] * factor))
+    return model
+
+
+def probe_autocast_state(kind):
+    """(enabled, dtype) of autocast for device type `kind`, in the API of any torch from 2.2 on."""
+    try:
+        return bool(torch.is_autocast_enabled(kind)), str(torch.get_autocast_dtype(kind))
+    except TypeError:  # torch < 2.4: one function per device type
+        if kind == "cpu":
+            return bool(torch.is_autocast_cpu_enabled()), str(torch.get_autocast_cpu_dtype())
+        return bool(torch.is_autocast_enabled()), str(torch.get_autocast_gpu_dtype())
+
+
+class ProbeAutocastRecorder(nn.Module):
+    """No parameters: its forward pass notes under which autocast it runs, CUDA's and the CPU's."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def forward(self, x):
+        cuda, cpu = probe_autocast_state("cuda"), probe_autocast_state("cpu")
+        self.seen = [str(cuda[0]), cuda[1], str(cpu[0])]
+        return x * 2.0
+
+
+class ProbeMatmulCost(TorchFunctionMode):
+    """While active, every matrix product advances `clock` by its FLOPs over a rate in FLOP/s chosen
+    by its kind ("float32", "tf32" when float32 may use TF32, "bfloat16"); `products` notes each.
+    (A function mode: a dispatch mode would import torch._dynamo, seconds on a busy machine.)"""
+
+    products_of = {"matmul": 0, "__matmul__": 0, "mm": 0, "bmm": 0, "addmm": 1, "baddbmm": 1}
+
+    def __init__(self, clock, rates):
+        super().__init__()
+        self.clock, self.rates, self.products = clock, rates, []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        first = self.products_of.get(getattr(func, "__name__", ""))
+        if first is not None and len(args) >= first + 2 and isinstance(out, torch.Tensor):
+            a, b = args[first], args[first + 1]
+            kind = str(a.dtype).replace("torch.", "")
+            if a.dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32:  # read by either API
+                kind = "tf32"
+            self.products.append(f"{tuple(a.shape)} @ {tuple(b.shape)} in {kind}")
+            self.clock.advance(2 * out.numel() * a.shape[-1] / self.rates.get(kind, 1e6))
+        return out
+
+
+def probe_matmul_precision():
+    """torch.get_float32_matmul_precision(), or what is mixed where the legacy allow_tf32 flag and the
+    newer API disagree (torch >= 2.9 then refuses to give one name)."""
+    try:
+        return torch.get_float32_matmul_precision()
+    except RuntimeError:
+        return f"a mix (torch.backends.cuda.matmul.allow_tf32 = {torch.backends.cuda.matmul.allow_tf32} and another backend's precision)"
+
+
+def run_autocast_forward(answers, inputs, record):
+    model, x = probe_mlp(inputs), torch.as_tensor(inputs["mixed.x"], dtype=torch.float32)
+    before = [p.detach().clone() for p in model.parameters()]
+    out = answers.autocast_forward(model, x, torch.device("cpu"), torch.bfloat16)
+    record("dtype", str(out.dtype))
+    record("out", out.detach().float())
+    record("weights", [str(p.dtype) for p in model.parameters()])
+    record("weights_kept", all(p.dtype == q.dtype and torch.equal(p.detach(), q) for p, q in zip(model.parameters(), before)))
+    record("autocast_after", probe_autocast_state("cpu")[0])
+    if torch.cuda.is_available():
+        with torch.no_grad():
+            out = answers.autocast_forward(probe_mlp(inputs).cuda(), x.cuda(), torch.device("cuda"), torch.float16)
+        record("cuda_dtype", str(out.dtype))
+    else:  # CUDA mocked: the forward pass shows which device's autocast it ran under
+        recorder = ProbeAutocastRecorder()
+        with mock.patch("torch.cuda.is_available", return_value=True):
+            try:
+                answers.autocast_forward(recorder, x, torch.device("cuda"), torch.float16)
+            except Exception:  # a right answer may move x to the device, which needs a real GPU
+                pass
+        record("mocked_cuda", recorder.seen or ["not reached"])
+
+
+def run_precision_error(answers, inputs, record):
+    model, x = probe_mlp(inputs, float(inputs["mixed.scale"])), torch.as_tensor(inputs["mixed.x"], dtype=torch.float32)
+    with torch.no_grad():
+        record("norm_32", float(torch.linalg.vector_norm(model(x))))
+    record("error", float(answers.precision_error(model, x, torch.device("cpu"), torch.bfloat16)))
+    record("weights", [str(p.dtype) for p in model.parameters()])
+
+
+def run_matmul_tflops(answers, inputs, record):
+    saved, values, after, products = torch.get_float32_matmul_precision(), [], [], []
+    for (n, bf16, tf32, high), seconds in zip(inputs["tflops.cases"], inputs["tflops.seconds"]):
+        n, dtype = int(n), torch.bfloat16 if bf16 else torch.float32
+        rates = {kind: 2 * n ** 3 / float(s) for kind, s in zip(("float32", "tf32", "bfloat16"), seconds)}
+        clock = ProbeClock()
+        cost = ProbeMatmulCost(clock, rates)
+        torch.set_float32_matmul_precision("high" if high else "highest")
+        try:
+            with clock.active(answers.matmul_tflops), cost:
+                values.append(float(answers.matmul_tflops(n, dtype, torch.device("cpu"), tf32=bool(tf32))))
+            after.append(probe_matmul_precision())
+        finally:
+            torch.set_float32_matmul_precision(saved)
+        products.append("; ".join(sorted(set(cost.products))) or "no matrix product")
+    record("tflops", values)
+    record("precision_after", after)
+    record("products", products)
+    if torch.cuda.is_available():  # does the clock wait for the GPU? the probe's own count by CUDA events
+        a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a @ a
+        start.record()
+        for _ in range(10):
+            a @ a
+        end.record()
+        end.synchronize()
+        record("gpu_events", 2 * 4096 ** 3 * 10 / (start.elapsed_time(end) / 1e3) / 1e12)
+        record("gpu_measured", float(answers.matmul_tflops(4096, torch.float16, torch.device("cuda"))))
+
+
 def expected_get_device(inputs) -> dict:
     """What this grading machine has."""
     from helpers.device import pick_device
@@ -447,6 +606,106 @@ def _judge_sweep(got: dict, want: dict) -> str | None:
     return None
 
 
+def expected_autocast_forward(inputs) -> dict:
+    from helpers.reference import gpu_batch_timing as ref
+
+    model, x = probe_mlp(inputs), torch.as_tensor(inputs["mixed.x"], dtype=torch.float32)
+    with torch.no_grad():
+        out = ref.autocast_forward(model, x, torch.device("cpu"), torch.bfloat16)
+    return {"dtype": str(out.dtype), "out": out.float(), "gpu": torch.cuda.is_available()}
+
+
+def _judge_autocast_forward(got: dict, want: dict) -> str | None:
+    for key in ("dtype", "out", "weights", "weights_kept", "autocast_after"):
+        if key not in got:
+            return f"autocast_forward gave no {key}"
+    weights = sorted({str(v) for v in np.asarray(got["weights"]).ravel()})
+    if weights != ["torch.float32"] or not bool(got["weights_kept"]):
+        return (f"autocast_forward changed the model: its weights are {', '.join(weights)} afterwards. Leave the model "
+                "in float32 (no model.half() or model.to(dtype)): torch.autocast casts inside the forward pass")
+    if str(got["dtype"]) != str(want["dtype"]):
+        return (f"autocast_forward(model, x, cpu, torch.bfloat16) returned {got['dtype']}; expected {want['dtype']}: "
+                "run model(x) inside `with torch.autocast(device.type, dtype=dtype):`, on the device's type")
+    if bool(got["autocast_after"]):
+        return "autocast was still on after autocast_forward returned: use it as a `with` block"
+    message = compare_arrays(got["out"], want["out"], rtol=2.0 ** -7, atol=1e-3)
+    if message:
+        return f"autocast_forward: the output {message} (on inputs your notebook never saw)"
+    if bool(want["gpu"]):
+        if str(got.get("cuda_dtype")) != "torch.float16":
+            return f"autocast_forward on CUDA with torch.float16 returned {got.get('cuda_dtype')}; expected torch.float16"
+    elif "mocked_cuda" in got:
+        seen = [str(v) for v in np.asarray(got["mocked_cuda"]).ravel()]
+        if seen != ["not reached"] and seen != ["True", "torch.float16", "False"]:
+            return ("for device cuda the forward pass ran with CUDA's autocast "
+                    f"{'on' if seen[0] == 'True' else 'off'} ({seen[1]}) and the CPU's {'on' if seen[2] == 'True' else 'off'}: "
+                    "pass device.type to torch.autocast, not a fixed 'cpu' or 'cuda'")
+    return None
+
+
+def _judge_precision_error(got: dict, want: dict) -> str | None:
+    if "error" not in got:
+        return "precision_error gave no error"
+    if sorted({str(v) for v in np.asarray(got.get("weights", [])).ravel()}) != ["torch.float32"]:
+        return "precision_error changed the model's dtype: compute the float32 output with the model as it was given"
+    error, expected = float(got["error"]), float(want["error"])
+    if np.isfinite(error) and abs(error - expected) <= 1e-3 * expected:
+        return None
+    unit_roundoff = 2.0 ** -8  # bfloat16: 8 significant bits
+    if error == 0:
+        return ("precision_error returned 0: the bfloat16 output was compared with itself. Compare with model(x) "
+                "computed outside autocast, in float32")
+    if abs(error - expected * float(want["norm_32"])) <= 1e-2 * error:
+        return ("precision_error returned the absolute error ||y_low - y_32||; expected the relative one, divided "
+                "by ||y_32||")
+    return (f"precision_error returned {error:.4g}; expected {expected:.4g}, of the order of bfloat16's unit "
+            f"roundoff {unit_roundoff:g}: ||y_low - y_32|| / ||y_32|| over all elements, y_32 in float32 without autocast")
+
+
+def expected_matmul_tflops(inputs) -> dict:
+    """The rate that the virtual clock gives each case; the precision as it was; one kind of product."""
+    values, after, products = [], [], []
+    for (n, bf16, tf32, high), seconds in zip(inputs["tflops.cases"], inputs["tflops.seconds"]):
+        kind = 2 if bf16 else 1 if tf32 else 0
+        values.append(2 * int(n) ** 3 / float(seconds[kind]) / 1e12)
+        after.append("high" if high else "highest")
+        products.append(f"({n}, {n}) @ ({n}, {n}) in {('float32', 'tf32', 'bfloat16')[kind]}")
+    return {"tflops": np.asarray(values), "precision_after": np.asarray(after), "products": np.asarray(products),
+            "cases": inputs["tflops.cases"], "gpu": torch.cuda.is_available()}
+
+
+def _judge_matmul_tflops(got: dict, want: dict) -> str | None:
+    for key in ("tflops", "precision_after", "products"):
+        if key not in got:
+            return f"matmul_tflops gave no {key}"
+    values = np.asarray(got["tflops"], dtype=np.float64).ravel()
+    for i, (n, bf16, tf32, _) in enumerate(np.asarray(want["cases"])):
+        call = f"matmul_tflops({n}, torch.{'bfloat16' if bf16 else 'float32'}, cpu, tf32={bool(tf32)})"
+        product, wanted = str(np.asarray(got["products"]).ravel()[i]), str(want["products"][i])
+        if product != wanted:
+            return (f"{call} multiplied {product}; expected {wanted}: (n, n) matrices of the dtype asked for, "
+                    "with TF32 allowed for float32 exactly when tf32=True (torch.set_float32_matmul_precision)")
+        after, before = str(np.asarray(got["precision_after"]).ravel()[i]), str(want["precision_after"][i])
+        if after != before:
+            return (f"{call} left the float32 matmul precision at {after!r}; it was {before!r} before the call: "
+                    "save torch.get_float32_matmul_precision() first and restore it afterwards (in a finally)")
+        ratio = values[i] / float(want["tflops"][i]) if i < len(values) else np.nan
+        if not np.isfinite(ratio) or abs(ratio - 1) > 0.02:
+            hint = (" An (n, n) @ (n, n) product is 2 n**3 FLOPs, not n**3." if abs(ratio - 0.5) < 0.02 else
+                    " TFLOP/s is 1e12 FLOP/s." if np.isfinite(ratio) and ratio > 100 else "")
+            return (f"{call} returned {values[i] if i < len(values) else None} TFLOP/s on a clock where each product "
+                    f"takes {2 * int(n) ** 3 / float(want['tflops'][i]) / 1e12:.3g} s; expected {float(want['tflops'][i]):.4g}: "
+                    f"2 n**3 FLOPs over the median seconds of one product, in TFLOP/s.{hint}")
+    if bool(want["gpu"]):
+        if "gpu_measured" not in got or "gpu_events" not in got:
+            return "matmul_tflops was not measured on the GPU"
+        if not float(got["gpu_measured"]) <= 2.0 * float(got["gpu_events"]):
+            return (f"on the GPU matmul_tflops gave {float(got['gpu_measured']):.4g} TFLOP/s where CUDA events measure "
+                    f"{float(got['gpu_events']):.4g}: the clock stopped before the products ran. Synchronize before "
+                    "reading it (benchmark.Timer with synchronized_timer, or torch.cuda.synchronize())")
+    return None
+
+
 PROBE = Probe(
     assignment="08_gpu_batch_timing",
     reference="helpers.reference.gpu_batch_timing",
@@ -460,5 +719,9 @@ PROBE = Probe(
                                     judge=_judge_time_train_step),
         "batch_size_sweep": Exercise(run_batch_size_sweep, expected=expected_batch_size_sweep, judge=_judge_sweep),
         "find_saturation": Exercise(run_find_saturation, expected=expected_find_saturation, tolerance=EXACT),
+        "autocast_forward": Exercise(run_autocast_forward, expected=expected_autocast_forward,
+                                     judge=_judge_autocast_forward),
+        "precision_error": Exercise(run_precision_error, judge=_judge_precision_error),
+        "matmul_tflops": Exercise(run_matmul_tflops, expected=expected_matmul_tflops, judge=_judge_matmul_tflops),
     },
 )

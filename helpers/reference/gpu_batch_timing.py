@@ -14,11 +14,22 @@ Decisions the notebook states:
   through `benchmark.Timer`, which would drop to 1 thread by default and add warm-up runs of its own.
 - `find_saturation` returns the smallest batch size whose samples/s is within `tolerance`
   (10%) of the best samples/s measured: past it, bigger batches buy less than 10% more throughput.
+- `autocast_forward` leaves the model and the input as they are (already on `device`, float32) and
+  runs the forward pass inside `torch.autocast(device.type, dtype)`: autocast picks, op by op,
+  which run in `dtype` (matmuls, convolutions) and which stay in float32 (reductions, softmax).
+- `precision_error` is the relative error in the Frobenius norm (all elements as one vector):
+  ||y_low - y_32|| / ||y_32||, y_32 the plain float32 forward, y_low the autocast one cast to
+  float32. For bfloat16 (8 significant bits, unit roundoff 2**-8) it is of the order of 2**-8.
+- `matmul_tflops` counts 2 n**3 FLOPs per (n, n) @ (n, n) product over the median seconds of
+  `benchmark.Timer(...).blocked_autorange()`, timed by `synchronized_timer(device)` with the
+  threads PyTorch uses. During the measurement float32 products may use TF32 exactly when `tf32`
+  is true; the float32 matmul precision is restored afterwards, even when the measurement fails.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import statistics
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
@@ -27,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from helpers.timing import synchronized_timer
+from helpers.timing import benchmark, synchronized_timer
 
 LEARNING_RATE = 1e-3  # the step's value only matters in that the step really updates the model
 
@@ -132,3 +143,47 @@ def peak_tflops(sm_count: int, cores_per_sm: int, flops_per_cycle: float, ghz: f
     RTX 3090: 82 x 128 x 2 (a fused multiply-add is 2 FLOPs) x 1.695 = 35.6 TFLOP/s (FP32).
     """
     return sm_count * cores_per_sm * flops_per_cycle * ghz / 1e3
+
+
+def autocast_forward(model: nn.Module, x: torch.Tensor, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """model(x) under torch.autocast(device.type, dtype); model and x are already on `device`, float32.
+
+    x: (N, *input); returns the model's output as autocast leaves it, e.g. (N, D_out) in `dtype` when
+    the model ends with a Linear. The model's parameters keep their float32 values and dtype.
+    """
+    with torch.autocast(device_type=torch.device(device).type, dtype=dtype):
+        return model(x)
+
+
+def precision_error(model: nn.Module, x: torch.Tensor, device: torch.device, dtype: torch.dtype) -> float:
+    """||y_low - y_32|| / ||y_32|| (Frobenius: all elements as one vector), as a Python float.
+
+    y_32 = model(x) in float32 without autocast; y_low = autocast_forward(model, x, device, dtype)
+    cast to float32.
+    """
+    with torch.no_grad():  # a number, not a graph
+        y_32 = model(x).float()
+        y_low = autocast_forward(model, x, device, dtype).float()
+    return float(torch.linalg.vector_norm(y_low - y_32) / torch.linalg.vector_norm(y_32))
+
+
+def matmul_tflops(n: int, dtype: torch.dtype, device: torch.device, tf32: bool = False,
+                  min_run_time: float = 0.2) -> float:
+    """Measured TFLOP/s of an (n, n) @ (n, n) product of standard normal `dtype` matrices on `device`.
+
+    2 n**3 FLOPs over the median seconds of benchmark.Timer(...).blocked_autorange(min_run_time),
+    timed by synchronized_timer(device) on torch.get_num_threads() threads. tf32: float32 products
+    may use TF32 tensor cores during the measurement (precision "high") or not ("highest"); the
+    float32 matmul precision is restored afterwards.
+    """
+    a = torch.randn(n, n, device=device).to(dtype)
+    b = torch.randn(n, n, device=device).to(dtype)
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    try:
+        timer = benchmark.Timer(stmt="a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads(),
+                                timer=functools.partial(synchronized_timer, device))
+        seconds = timer.blocked_autorange(min_run_time=min_run_time).median
+    finally:
+        torch.set_float32_matmul_precision(previous)
+    return 2 * n ** 3 / seconds / 1e12

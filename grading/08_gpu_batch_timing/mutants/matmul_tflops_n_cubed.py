@@ -1,0 +1,17 @@
+"""FLOPs of an (n, n) @ (n, n) product counted as n**3: a multiply-add is two FLOPs, so half the rate."""
+# replaces: matmul_tflops
+# caught by: test_matmul_tflops, test_matmul_tflops_hidden
+
+
+def matmul_tflops(n, dtype, device, tf32=False):
+    a = torch.randn(n, n, device=device).to(dtype)
+    b = torch.randn(n, n, device=device).to(dtype)
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    try:
+        timer = benchmark.Timer(stmt="a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads(),
+                                timer=functools.partial(synchronized_timer, device))
+        seconds = timer.blocked_autorange(min_run_time=0.2).median
+    finally:
+        torch.set_float32_matmul_precision(previous)
+    return float(n ** 3 / seconds / 1e12)
