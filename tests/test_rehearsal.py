@@ -17,10 +17,15 @@ from pathlib import Path
 
 import pytest
 
+from autograder import notebooks
 from autograder.course import REPO_ROOT
+from autograder.lateness import course_policy
 
 ASSIGNMENT = "03_custom_functions"
 SCRIPT = REPO_ROOT / "scripts" / "class_rehearsal.py"
+# Full marks from the notebook's metadata: exercises come and go.
+FULL = sum(notebooks.test_points(notebooks.read_notebook(
+    REPO_ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")).values())
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +60,18 @@ def test_the_class_is_graded_exported_and_returned(rehearsal):
     work, _ = rehearsal
     grades = work / "grades"
     graded = rows(grades / "grades.csv")
+    full = f"{FULL:g}"
     assert {s: (r["score"], r["status"]) for s, r in graded.items()} == {
-        "1001": ("15", "graded"), "1002": (graded["1002"]["score"], "graded"),
-        "1003": ("15", "graded"), "1004": ("0", "error")}
-    assert float(graded["1002"]["score"]) < 15
-    # 27 h late: 2 started days at 10 % of 15 points each (pyproject.toml's policy).
-    assert rows(grades / "export-canvas.csv", "ID")["1003"][f"{ASSIGNMENT} (4242)"] == "12"
+        "1001": (full, "graded"), "1002": (graded["1002"]["score"], "graded"),
+        "1003": (full, "graded"), "1004": ("0", "error")}
+    assert float(graded["1002"]["score"]) < FULL
+    # 27 h late: 2 started days at pyproject.toml's rate per day, of the full marks.
+    policy = course_policy(REPO_ROOT, sorted(p.name for p in (REPO_ROOT / "source").iterdir() if p.is_dir()))
+    penalty = min(2 * policy.per_day, policy.cap) * FULL
+    assert float(rows(grades / "export-canvas.csv", "ID")["1003"][f"{ASSIGNMENT} (4242)"]) == pytest.approx(
+        FULL - penalty)
     assert rows(grades / "export-gradescope.csv", "SID")["1003"][f"{ASSIGNMENT} - Lateness (H:M:S)"] == "27:00:00"
-    assert rows(grades / "export-csv.csv")["1003"][f"{ASSIGNMENT} late penalty"] == "3"
+    assert float(rows(grades / "export-csv.csv")["1003"][f"{ASSIGNMENT} late penalty"]) == pytest.approx(penalty)
     with zipfile.ZipFile(grades / "returned" / "canvas" / f"{ASSIGNMENT}.zip") as archive:
         assert f"hoppergrace_1003_7003_{ASSIGNMENT}_feedback.html" in archive.namelist()
     results = json.loads((work / "gradescope" / "autograder" / "results" / "results.json").read_text())
