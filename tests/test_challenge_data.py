@@ -107,3 +107,36 @@ def test_the_reference_reaches_the_top_tier_and_scores_the_same_twice():
 def test_a_linear_model_stays_under_the_lowest_tier():
     accuracy, _ = accuracy_after_training(lambda d, k: nn.Linear(d, k), train_challenge, seed=11)
     assert accuracy < 0.6, accuracy
+
+
+def test_the_grader_loader_stops_past_the_batch_budget():
+    probe = probe_module()
+    data = TensorDataset(torch.zeros(100, 2), torch.zeros(100, dtype=torch.int64))
+    loader = probe.ChallengeLoader(DataLoader(data, batch_size=probe.CHALLENGE_BATCH_SIZE))
+    assert len(loader) == 2 and loader.batch_size == probe.CHALLENGE_BATCH_SIZE
+    for _ in range(probe.CHALLENGE_MAX_BATCHES // 2):
+        assert len(list(loader)) == 2
+    assert loader.drawn == probe.CHALLENGE_MAX_BATCHES
+    with pytest.raises(RuntimeError, match=f"budget of {probe.CHALLENGE_MAX_BATCHES} batches"):
+        next(iter(loader))
+
+
+def test_the_probe_judges_rules_then_accuracy_against_the_lowest_tier():
+    probe = probe_module()
+    labels = np.arange(1000) % 3
+    want = {"labels": labels}
+
+    def got(correct=1000, batches=400, size=4547, trained_size=4547):
+        predictions = labels.copy()
+        predictions[correct:] = (predictions[correct:] + 1) % 3
+        return {"size": size, "batches": batches, "is_module": True, "trained_size": trained_size,
+                "predictions": predictions}
+
+    judge = probe._judge_train_challenge
+    assert judge(got(), want) is None
+    assert judge(got(correct=700), want) is None
+    assert "69.9%" in judge(got(correct=699), want) and "70%" in judge(got(correct=699), want)
+    assert "drew no batch" in judge(got(batches=0), want)
+    assert "drew 401 batches" in judge(got(batches=401), want)
+    assert "5,000" in judge(got(size=5001), want)
+    assert "returned" in judge(got(trained_size=9000), want)
