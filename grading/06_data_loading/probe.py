@@ -292,6 +292,8 @@ def run_train_challenge(answers, inputs, record):
         trained = answers.train_challenge(model, loader, torch.device('cpu'))
         record('batches', loader.drawn)
         record('is_module', isinstance(trained, nn.Module))
+        if not isinstance(trained, nn.Module):
+            return
         record('trained_size', challenge_size(trained))
         trained.eval()
         with torch.no_grad():
@@ -335,11 +337,11 @@ def _judge_build_challenge_model(got: dict, want: dict) -> str | None:
 
 def _judge_train_challenge(got: dict, want: dict) -> str | None:
     """Within the rules, and at least the lowest tier of accuracy on the grader's held-out points."""
+    if "is_module" in got and not bool(got["is_module"]):
+        return "train_challenge should return the trained nn.Module (it returned something else, or nothing)"
     missing = [k for k in ("size", "batches", "is_module", "trained_size", "predictions") if k not in got]
     if missing:
         return f"train_challenge gave no {missing[0]}"
-    if not bool(got["is_module"]):
-        return "train_challenge should return the trained nn.Module"
     problem = _size_problem(got, "size", "your model") or _size_problem(got, "trained_size", "the model train_challenge returned")
     if problem:
         return problem
