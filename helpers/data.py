@@ -37,3 +37,25 @@ def digits(normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
     if normalize:
         x /= 16.0
     return x, bunch.target.astype(np.int64)
+
+
+def spirals(n: int, seed: int, num_classes: int = 3, noise: float = 0.5,
+            turns: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Points on `num_classes` interleaved spiral arms, the whole picture turned by an angle drawn from `seed`.
+
+    Returns x: (n, 2) float32 inside the unit disc and y: (n,) int64 labels 0..num_classes-1.
+    Radius r is uniform in [0.05, 1]; a point of class k lies at angle
+    turn + 2*pi*k/num_classes + 2*pi*turns*r + noise * N(0, 1). No straight line separates the
+    arms (a linear classifier stays near chance); `noise` blurs them, so even the best classifier
+    errs near the centre. One seed is one problem: take a training and a held-out part from
+    the same call; another seed turns the spiral and draws other points.
+    """
+    if n < 1 or num_classes < 2:
+        raise ValueError(f"spirals needs n >= 1 and num_classes >= 2, got n={n}, num_classes={num_classes}")
+    rng = np.random.default_rng(seed)
+    turn = rng.uniform(0.0, 2 * np.pi)
+    y = rng.integers(0, num_classes, size=n)
+    r = rng.uniform(0.05, 1.0, size=n)
+    angle = turn + 2 * np.pi * y / num_classes + 2 * np.pi * turns * r + noise * rng.standard_normal(n)
+    x = np.stack([r * np.cos(angle), r * np.sin(angle)], axis=1).astype(np.float32)  # (n, 2)
+    return x, y.astype(np.int64)

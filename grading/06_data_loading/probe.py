@@ -5,6 +5,8 @@ same functions on both sides, so the reference reproduces the student's numbers.
 `make_loaders` is judged by what the split must be (sizes, disjoint, reproducible from the seed),
 not by one way of drawing it; `fit` by the calls it makes (stand-ins for train_one_epoch and
 evaluate, so a mistake there is not counted twice) or, for a loop written out, by its numbers.
+The challenge is judged by its rules (size, batches drawn) and by the accuracy the trained model
+reaches on held-out points of a spiral drawn here, which its training never saw.
 """
 
 from __future__ import annotations
@@ -50,7 +52,27 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "fit.epochs": np.asarray(epochs), "fit.values": rng.uniform(0.1, 3.0, size=(3, epochs)),
         "fit.x": rng.standard_normal((24, d_in)), "fit.y": rng.integers(0, 3, size=24),
         "fit.seed": np.asarray(int(rng.integers(0, 2**31))),
+        **challenge_inputs(rng),
     }
+
+
+# -- the challenge: the rules the notebook states (tests/test_challenge_data.py keeps them equal) -------
+CHALLENGE_MAX_SIZE = 5_000  # numbers in the model's state_dict
+CHALLENGE_MAX_BATCHES = 400  # batches train_challenge may draw: 10 epochs of 40
+CHALLENGE_BATCH_SIZE = 50
+CHALLENGE_N = 2_000  # training points, and held-out points, of one spiral
+CHALLENGE_PASS = 0.70  # the lowest tier; the test cells' higher tiers are judged in the notebook
+
+
+def challenge_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """One spiral (its angle and points from a seed drawn here): training and held-out halves."""
+    from helpers.data import spirals
+
+    seed = int(rng.integers(0, 2**31))
+    x, y = spirals(2 * CHALLENGE_N, seed=seed)
+    return {"challenge.seed": np.asarray(seed),
+            "challenge.x_train": x[:CHALLENGE_N], "challenge.y_train": y[:CHALLENGE_N],
+            "challenge.x_test": x[CHALLENGE_N:], "challenge.y_test": y[CHALLENGE_N:]}
 
 
 def probe_net(seed, d_in, hidden, d_out, dropout=0.0):
@@ -221,6 +243,123 @@ def run_fit(answers, inputs, record):
         record('real.error', type(error).__name__ + ': ' + str(error)[:200])
 
 
+def challenge_size(model) -> int:
+    """Every number the model keeps: parameters (trainable or not) and buffers."""
+    return sum(t.numel() for t in model.state_dict().values())
+
+
+class ChallengeLoader:
+    """The grader's training loader: counts the batches drawn and stops past the budget."""
+
+    def __init__(self, loader):
+        self.loader, self.batch_size, self.dataset, self.drawn = loader, loader.batch_size, loader.dataset, 0
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        for batch in self.loader:
+            if self.drawn == CHALLENGE_MAX_BATCHES:
+                raise RuntimeError(f"train_challenge drew more than the budget of {CHALLENGE_MAX_BATCHES} "
+                                   f"batches ({CHALLENGE_MAX_BATCHES // len(self.loader)} epochs)")
+            self.drawn += 1
+            yield batch
+
+
+def run_build_challenge_model(answers, inputs, record):
+    x = torch.from_numpy(inputs['challenge.x_test'][:7])
+    torch.manual_seed(int(inputs['challenge.seed']))
+    model = answers.build_challenge_model(2, 3)
+    record('is_module', isinstance(model, nn.Module))
+    record('size', challenge_size(model))
+    model.eval()
+    with torch.no_grad():
+        record('shape', list(model(x).shape))
+        record('other_shape', list(answers.build_challenge_model(4, 5).eval()(torch.zeros(7, 4)).shape))
+
+
+def run_train_challenge(answers, inputs, record):
+    seed = int(inputs['challenge.seed'])
+    x, y = torch.from_numpy(inputs['challenge.x_train']), torch.from_numpy(inputs['challenge.y_train'])
+    torch.manual_seed(seed)
+    model = answers.build_challenge_model(2, 3)
+    record('size', challenge_size(model))
+    loader = ChallengeLoader(DataLoader(TensorDataset(x, y), batch_size=CHALLENGE_BATCH_SIZE, shuffle=True,
+                                        generator=torch.Generator().manual_seed(seed)))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a small model trains fastest on one thread, and to the same numbers on any machine
+    try:
+        trained = answers.train_challenge(model, loader, torch.device('cpu'))
+        record('batches', loader.drawn)
+        record('is_module', isinstance(trained, nn.Module))
+        if not isinstance(trained, nn.Module):
+            return
+        record('trained_size', challenge_size(trained))
+        trained.eval()
+        with torch.no_grad():
+            record('predictions', trained(torch.from_numpy(inputs['challenge.x_test'])).argmax(dim=1))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def expected_build_challenge_model(inputs) -> dict:
+    return {"is_module": True, "max_size": CHALLENGE_MAX_SIZE, "shape": [7, 3], "other_shape": [7, 5]}
+
+
+def expected_train_challenge(inputs) -> dict:
+    return {"labels": inputs["challenge.y_test"], "max_size": CHALLENGE_MAX_SIZE,
+            "max_batches": CHALLENGE_MAX_BATCHES}
+
+
+def _size_problem(got: dict, key: str, what: str) -> str | None:
+    size = int(got[key])
+    if size > CHALLENGE_MAX_SIZE:
+        return (f"{what} holds {size:,} numbers in its state_dict; the budget is {CHALLENGE_MAX_SIZE:,}: "
+                "make it narrower or shallower")
+    return None
+
+
+def _judge_build_challenge_model(got: dict, want: dict) -> str | None:
+    """A module under the size budget, giving (B, num_classes) logits for (B, in_features) inputs."""
+    missing = [k for k in ("is_module", "size", "shape", "other_shape") if k not in got]
+    if missing:
+        return f"build_challenge_model gave no {missing[0]}"
+    if not bool(got["is_module"]):
+        return "build_challenge_model should return an nn.Module"
+    problem = _size_problem(got, "size", "build_challenge_model(2, 3)")
+    for key, args in (("shape", "(2, 3) on a batch of 7 points"), ("other_shape", "(4, 5) on a batch of 7")):
+        if problem is None and list(np.asarray(got[key]).ravel()) != list(want[key]):
+            problem = (f"build_challenge_model{args.split(' on')[0]} gave outputs of shape "
+                       f"{tuple(np.asarray(got[key]).ravel())} {args.split(' ', 1)[1]}; expected {tuple(want[key])}: "
+                       "use in_features and num_classes")
+    return problem
+
+
+def _judge_train_challenge(got: dict, want: dict) -> str | None:
+    """Within the rules, and at least the lowest tier of accuracy on the grader's held-out points."""
+    if "is_module" in got and not bool(got["is_module"]):
+        return "train_challenge should return the trained nn.Module (it returned something else, or nothing)"
+    missing = [k for k in ("size", "batches", "is_module", "trained_size", "predictions") if k not in got]
+    if missing:
+        return f"train_challenge gave no {missing[0]}"
+    problem = _size_problem(got, "size", "your model") or _size_problem(got, "trained_size", "the model train_challenge returned")
+    if problem:
+        return problem
+    if int(got["batches"]) > CHALLENGE_MAX_BATCHES:
+        return f"train_challenge drew {int(got['batches'])} batches; the budget is {CHALLENGE_MAX_BATCHES}"
+    if int(got["batches"]) == 0:
+        return ("train_challenge drew no batch from its train_loader: it must learn from the data it is "
+                "given (the grader's spiral is not your notebook's)")
+    predictions, labels = np.asarray(got["predictions"]).ravel(), np.asarray(want["labels"]).ravel()
+    if predictions.shape != labels.shape:
+        return f"the trained model gave {predictions.size} predictions for {labels.size} points"
+    accuracy = float((predictions == labels).mean())
+    if accuracy < CHALLENGE_PASS:
+        return (f"the trained model classified {accuracy:.1%} of the grader's {labels.size:,} held-out points "
+                f"correctly (it drew {int(got['batches'])} batches); the lowest tier needs {CHALLENGE_PASS:.0%}")
+    return None
+
+
 def expected_make_loaders(inputs) -> dict:
     """What the split must be: sizes, and whether the reference reshuffles and depends on the seed."""
     from helpers.reference import data_loading as ref
@@ -303,5 +442,9 @@ PROBE = Probe(
         "train_one_epoch": Exercise(run_train_one_epoch, tolerance=Tolerance(1e-7, 1e-9)),
         "evaluate": Exercise(run_evaluate, tolerance=Tolerance(1e-9, 1e-12)),
         "fit": Exercise(run_fit, judge=_judge_fit),
+        "build_challenge_model": Exercise(run_build_challenge_model, expected=expected_build_challenge_model,
+                                          judge=_judge_build_challenge_model),
+        "train_challenge": Exercise(run_train_challenge, expected=expected_train_challenge,
+                                    judge=_judge_train_challenge),
     },
 )

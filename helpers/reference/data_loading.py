@@ -1,4 +1,4 @@
-"""Reference answers of 06_data_loading: a Dataset, seeded loaders, and the train/evaluate/fit loop.
+"""Reference answers of 06_data_loading: a Dataset, seeded loaders, the train/evaluate/fit loop, and the challenge.
 
 Losses are means over samples: each batch's mean loss is weighted by its number of samples,
 so a smaller last batch counts for what it holds, and the result does not depend on batch_size.
@@ -124,3 +124,34 @@ def fit(model: nn.Module, train_loader: DataLoader, val_loader: DataLoader,
         progress.set_postfix(train_loss=f"{train_loss:.3f}", val_loss=f"{val_loss:.3f}",
                              val_acc=f"{val_accuracy:.3f}")
     return history
+
+
+# -- the challenge: a model and its training, graded by the accuracy they reach --------------------------
+
+def build_challenge_model(in_features: int, num_classes: int) -> nn.Module:
+    """Two hidden layers of 64 ReLU units: x (B, in_features) -> logits (B, num_classes).
+
+    4,547 numbers in its state_dict for the challenge's (2, 3), under its budget of 5,000.
+    """
+    return nn.Sequential(nn.Linear(in_features, 64), nn.ReLU(),
+                         nn.Linear(64, 64), nn.ReLU(),
+                         nn.Linear(64, num_classes))
+
+
+def train_challenge(model: nn.Module, train_loader, device: torch.device) -> nn.Module:
+    """Adam with a one-cycle learning rate over the whole budget of 400 batches; returns `model`, trained.
+
+    train_loader yields (x: (B, in_features), y: (B,) class indices), len(train_loader) batches an epoch.
+    """
+    epochs = 400 // len(train_loader)  # the budget: 400 batches drawn from train_loader
+    model.to(device).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.02, total_steps=epochs * len(train_loader))
+    for _ in range(epochs):
+        for x, y in train_loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+            schedule.step()
+    return model

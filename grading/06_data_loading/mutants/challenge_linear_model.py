@@ -1,0 +1,20 @@
+"""build_challenge_model is linear (no hidden layer): no straight line separates the spiral arms."""
+# replaces: challenge
+# caught by: test_challenge, test_challenge_70, test_challenge_80, test_challenge_88
+def build_challenge_model(in_features, num_classes):
+    return nn.Linear(in_features, num_classes)
+
+
+def train_challenge(model, train_loader, device):
+    epochs = 400 // len(train_loader)
+    model.to(device).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.02, total_steps=epochs * len(train_loader))
+    for _ in range(epochs):
+        for x, y in train_loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+            schedule.step()
+    return model

@@ -1,0 +1,19 @@
+"""train_challenge trains for 20 epochs of 40 batches: 800 batches, twice the budget of 400."""
+# replaces: challenge
+# caught by: test_challenge, test_challenge_70, test_challenge_80, test_challenge_88
+def build_challenge_model(in_features, num_classes):
+    return nn.Sequential(nn.Linear(in_features, 64), nn.ReLU(),
+                         nn.Linear(64, 64), nn.ReLU(),
+                         nn.Linear(64, num_classes))
+
+
+def train_challenge(model, train_loader, device):
+    model.to(device).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    for _ in range(20):
+        for x, y in train_loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+    return model

@@ -1,0 +1,142 @@
+"""06's challenge: the spirals generator, the stated rules, and the accuracies the grader's thresholds sit between.
+
+The thresholds (70, 80, 88 %) must be out of reach for a linear model and within reach of the
+reference under the budget; the same seed must give the same score (one thread, seeded generators).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from helpers.data import spirals
+from helpers.reference.data_loading import build_challenge_model, train_challenge
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "source" / "06_data_loading" / "06_data_loading.ipynb"
+
+
+def probe_module():
+    spec = importlib.util.spec_from_file_location("probe_06", ROOT / "grading" / "06_data_loading" / "probe.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def accuracy_after_training(build, train, seed: int) -> tuple[float, torch.Tensor]:
+    """The grader's procedure: 2,000 training and 2,000 held-out points of spirals(seed), one thread."""
+    x, y = (torch.from_numpy(a) for a in spirals(4000, seed=seed))
+    torch.manual_seed(seed)
+    model = build(2, 3)
+    loader = DataLoader(TensorDataset(x[:2000], y[:2000]), batch_size=50, shuffle=True,
+                        generator=torch.Generator().manual_seed(seed))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = train(model, loader, torch.device("cpu")).eval()
+        with torch.no_grad():
+            predictions = model(x[2000:]).argmax(dim=1)
+    finally:
+        torch.set_num_threads(threads)
+    return (predictions == y[2000:]).double().mean().item(), predictions
+
+
+def test_spirals_shapes_range_and_labels():
+    x, y = spirals(600, seed=3)
+    assert x.shape == (600, 2) and x.dtype == np.float32
+    assert y.shape == (600,) and y.dtype == np.int64
+    assert set(np.unique(y)) == {0, 1, 2}
+    assert np.all(np.linalg.norm(x, axis=1) <= 1.0 + 1e-6)
+    assert np.bincount(y).min() > 150  # classes drawn uniformly
+    x4, y4 = spirals(50, seed=3, num_classes=4)
+    assert set(np.unique(y4)) <= {0, 1, 2, 3} and x4.shape == (50, 2)
+
+
+def test_spirals_one_seed_one_problem():
+    a, b = spirals(200, seed=7), spirals(200, seed=7)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    other = spirals(200, seed=8)
+    assert not np.array_equal(a[0], other[0])
+
+
+def test_spirals_another_seed_turns_the_picture():
+    """The mean direction of class 0's outer points moves with the seed: the grader's spiral is not the notebook's."""
+    def outer_direction(seed):
+        x, y = spirals(3000, seed=seed, noise=0.0)
+        outer = x[(y == 0) & (np.linalg.norm(x, axis=1) > 0.9)]
+        return np.arctan2(outer[:, 1].mean(), outer[:, 0].mean())
+
+    assert abs(np.angle(np.exp(1j * (outer_direction(0) - outer_direction(60688))))) > 0.3
+
+
+def test_spirals_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="n >= 1"):
+        spirals(0, seed=0)
+    with pytest.raises(ValueError, match="num_classes >= 2"):
+        spirals(10, seed=0, num_classes=1)
+
+
+def test_the_notebook_states_the_rules_the_probe_enforces():
+    cell = next(c for c in json.loads(NOTEBOOK.read_text())["cells"]
+                if c["metadata"].get("nbgrader", {}).get("grade_id") == "challenge_tools")
+    stated = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse("".join(cell["source"])).body
+              if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+    probe = probe_module()
+    for name in ("CHALLENGE_MAX_SIZE", "CHALLENGE_MAX_BATCHES", "CHALLENGE_BATCH_SIZE"):
+        assert stated[name] == getattr(probe, name), name
+    assert sum(t.numel() for t in build_challenge_model(2, 3).state_dict().values()) <= probe.CHALLENGE_MAX_SIZE
+
+
+def test_the_reference_reaches_the_top_tier_and_scores_the_same_twice():
+    first, predictions = accuracy_after_training(build_challenge_model, train_challenge, seed=11)
+    again, predictions_again = accuracy_after_training(build_challenge_model, train_challenge, seed=11)
+    assert first >= 0.88, first
+    assert again == first
+    torch.testing.assert_close(predictions_again, predictions, rtol=0, atol=0)
+
+
+def test_a_linear_model_stays_under_the_lowest_tier():
+    accuracy, _ = accuracy_after_training(lambda d, k: nn.Linear(d, k), train_challenge, seed=11)
+    assert accuracy < 0.6, accuracy
+
+
+def test_the_grader_loader_stops_past_the_batch_budget():
+    probe = probe_module()
+    data = TensorDataset(torch.zeros(100, 2), torch.zeros(100, dtype=torch.int64))
+    loader = probe.ChallengeLoader(DataLoader(data, batch_size=probe.CHALLENGE_BATCH_SIZE))
+    assert len(loader) == 2 and loader.batch_size == probe.CHALLENGE_BATCH_SIZE
+    for _ in range(probe.CHALLENGE_MAX_BATCHES // 2):
+        assert len(list(loader)) == 2
+    assert loader.drawn == probe.CHALLENGE_MAX_BATCHES
+    with pytest.raises(RuntimeError, match=f"budget of {probe.CHALLENGE_MAX_BATCHES} batches"):
+        next(iter(loader))
+
+
+def test_the_probe_judges_rules_then_accuracy_against_the_lowest_tier():
+    probe = probe_module()
+    labels = np.arange(1000) % 3
+    want = {"labels": labels}
+
+    def got(correct=1000, batches=400, size=4547, trained_size=4547):
+        predictions = labels.copy()
+        predictions[correct:] = (predictions[correct:] + 1) % 3
+        return {"size": size, "batches": batches, "is_module": True, "trained_size": trained_size,
+                "predictions": predictions}
+
+    judge = probe._judge_train_challenge
+    assert judge(got(), want) is None
+    assert judge(got(correct=700), want) is None
+    assert "69.9%" in judge(got(correct=699), want) and "70%" in judge(got(correct=699), want)
+    assert "drew no batch" in judge(got(batches=0), want)
+    assert "drew 401 batches" in judge(got(batches=401), want)
+    assert "5,000" in judge(got(size=5001), want)
+    assert "returned" in judge(got(trained_size=9000), want)
