@@ -15,7 +15,8 @@ Gates, per assignment (docs/design.md, "The flow"):
   no leaks      release/ holds no solution line and no hidden test line.
 Solution, release and mutants are submissions to the engine that `grade` uses. A mutant is
 graded on the source notebook cut after the last test it names: later cells cannot change
-those tests' scores.
+those tests' scores. Mutants and the release are judged by the notebook's tests alone (no
+trusted run): a mutant must lose points to the tests a student's notebook holds.
 
 Prints one table, writes the same to build/course-report.json, exits 1 when a gate fails.
 """
@@ -108,7 +109,10 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
     problems = []
     release_nb = course.release_notebook(assignment)
     if release_nb.is_file():
-        jobs.append(GradeJob(student_id="release", notebook=release_nb, label="release", **common))
+        # The untouched release must score 0 on the notebook's own tests: the trusted run, which
+        # only ever withdraws points, has nothing to add.
+        jobs.append(GradeJob(student_id="release", notebook=release_nb, label="release",
+                             verify=False, **common))
     else:
         problems.append(f"gate 'release': {release_nb.relative_to(course.root)} is missing; "
                         "run `python -m autograder release`")
@@ -129,8 +133,11 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
         label = f"mutant:{mutant.name}"
         mutants[label] = mutant
         sizes[label] = len(mutated.cells)
+        # Judged by the notebook's tests alone: the trusted run would withdraw the points a weak
+        # test gave away and hide that weakness (tests/test_grading_folders.py proves separately
+        # that every mutant fails its probe).
         jobs.append(GradeJob(student_id=f"mutant-{mutant.name}", notebook=notebook, label=label,
-                             restore_missing_cells=False, **common))
+                             restore_missing_cells=False, verify=False, **common))
     if len(paths) < MIN_MUTANTS:
         problems.append(f"gate 'mutant count': {len(paths)} mutant(s) in "
                         f"{folder.relative_to(course.root)}/, at least {MIN_MUTANTS} needed "
