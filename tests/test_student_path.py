@@ -102,11 +102,17 @@ def _grade_id(cell) -> str | None:
     return cell.metadata.get("nbgrader", {}).get("grade_id")
 
 
-def _is_visible_test(cell) -> bool:
-    """A graded test cell a student sees run (hidden-test cells hold only a docstring in the release)."""
+def _hidden_tests(release: Path) -> set[str]:
+    """grade_ids of the cells whose tests the release hides (a hidden region in the source)."""
+    source = nbformat.read(ROOT / "source" / release.parent.name / release.name, as_version=4)
+    return {_grade_id(c) for c in source.cells if "BEGIN HIDDEN TESTS" in c.source}
+
+
+def _is_visible_test(cell, hidden: set[str]) -> bool:
+    """A graded test cell a student sees run (a hidden-test cell does nothing in the release)."""
     meta = cell.metadata.get("nbgrader", {})
     return (cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
-            and not meta.get("grade_id", "").endswith("_hidden"))
+            and meta.get("grade_id") not in hidden)
 
 
 def _errors(cell) -> list[dict]:
@@ -122,7 +128,8 @@ def test_untouched_release_fails_every_visible_test_with_a_teaching_message(path
     _run(nb, folder, student_kernel, allow_errors=True)
     setup = next(c for c in nb.cells if c.cell_type == "code")
     assert not _errors(setup), f"the setup cell fails for a student: {_errors(setup)}"
-    tests = [c for c in nb.cells if _is_visible_test(c)]
+    hidden = _hidden_tests(path)
+    tests = [c for c in nb.cells if _is_visible_test(c, hidden)]
     assert tests, "a release notebook without test cells"
     for cell in tests:
         errors = _errors(cell)
@@ -148,8 +155,9 @@ def test_release_with_solutions_filled_in_passes_every_visible_test(path, studen
         _run(nb, folder, student_kernel, allow_errors=False)
     except CellExecutionError as error:
         pytest.fail(f"{path.name} with the solutions filled in fails for a student:\n{str(error)[-2000:]}")
+    hidden = _hidden_tests(path)
     for cell in nb.cells:
-        if _is_visible_test(cell):
+        if _is_visible_test(cell, hidden):
             # a value answered as a question can only be checked for its form: "answer recorded"
             assert "\u2714" in _text(cell) or "answer recorded (form OK)" in _text(cell), \
                 f"{_grade_id(cell)} printed no success line"
