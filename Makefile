@@ -11,9 +11,10 @@ export MPLBACKEND := Agg
 # Grading and tests never touch the network: 07 takes its offline path (bundled data).
 export PYTORCH_COURSE_OFFLINE ?= 1
 
-# Test files run in parallel, each whole in one worker (module fixtures built once): most of the
-# time is spent waiting on kernels and subprocesses, so three workers fit two cores.
-PYTEST_JOBS ?= -n 3 --dist loadfile
+# Tests run in three workers on two cores (much of the time is spent waiting on kernels and
+# subprocesses), in the groups tests/conftest.py makes: a test file whole, or one assignment of
+# the files parametrized by assignment (the pipeline's check, the grading folders).
+PYTEST_JOBS ?= -n 3 --dist loadgroup --no-loadscope-reorder
 
 .PHONY: course test release check lint site clean
 
