@@ -12,9 +12,10 @@ export MPLBACKEND := Agg
 export PYTORCH_COURSE_OFFLINE ?= 1
 
 # Tests run in three workers on two cores (much of the time is spent waiting on kernels and
-# subprocesses), in the groups tests/conftest.py makes: a test file whole, or one assignment of
-# the files parametrized by assignment (the pipeline's check, the grading folders).
-PYTEST_JOBS ?= -n 3 --dist loadgroup --no-loadscope-reorder
+# subprocesses), each test file whole in one worker, the longest files first (tests/conftest.py).
+# (xdist's --dist loadgroup would let one assignment's tests form a group; with pytest 9.2 and
+# xdist 3.8 here it groups nothing, not even a static xdist_group mark.)
+PYTEST_JOBS ?= -n 3 --dist loadfile --no-loadscope-reorder
 
 .PHONY: course test release check lint site clean
 

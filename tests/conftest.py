@@ -48,28 +48,17 @@ def released_course(tmp_path_factory) -> Course:
     return course
 
 
-# Scheduling under pytest-xdist (the Makefile's PYTEST_JOBS: `--dist loadgroup`). Each test file
-# is one group, run whole by one worker (its module fixtures built once), except the files
-# parametrized by assignment, whose tests group by assignment: the eight assignments' checks and
-# probes then run in parallel workers instead of one after another in a single one. The longest
-# groups are queued first (with --no-loadscope-reorder, the queue follows this order).
-BY_ASSIGNMENT = ("test_pipeline", "test_grading_folders")
-LONGEST_FIRST = ("test_pipeline", "test_grading_folders", "test_tampering", "test_student_path")
+# Scheduling under pytest-xdist (the Makefile's PYTEST_JOBS: `--dist loadfile
+# --no-loadscope-reorder`): each test file runs whole in one worker (its module fixtures built
+# once), and the files queue in this order, the longest first, so that no long file starts last.
+LONGEST_FIRST = ("test_pipeline", "test_grading_folders", "test_tampering", "test_student_path",
+                 "test_autograder_resume", "test_autograder_grade")
 
 
 def _module(item) -> str:
     return item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else item.nodeid
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        module = _module(item)
-        group = module
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        assignment = params.get("assignment") or params.get("name")
-        if module in BY_ASSIGNMENT and isinstance(assignment, str):
-            group = f"{module}-{assignment}"
-        item.add_marker(pytest.mark.xdist_group(group))
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(_module(item), len(rank)))
