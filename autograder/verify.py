@@ -35,7 +35,7 @@ from nbformat import NotebookNode
 from autograder import scan
 from autograder.execute import KERNEL_DIED
 from autograder.notebooks import grade_id, is_solution, is_test, nbgrader
-from autograder.probes import Verdict, judge, kernel_cells, load_outputs, probe_for
+from autograder.probes import Verdict, judge, kernel_cells, kernel_inputs, load_outputs, probe_for
 
 
 @dataclass
@@ -173,7 +173,7 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
 
     inputs = probe.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))
     in_path = folder / "inputs.npz"
-    np.savez(in_path, **inputs)
+    np.savez(in_path, **kernel_inputs(inputs))  # private inputs stay here
     outputs, died = _run(probe, source_nb, [text for _, text in cells], in_path, folder, execute)
     if died is not None:  # the student's code killed the kernel: run what came before it, alone
         outputs, _ = _run(probe, source_nb, [text for _, text in cells[:died]], in_path, folder,

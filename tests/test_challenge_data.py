@@ -140,3 +140,24 @@ def test_the_probe_judges_rules_then_accuracy_against_the_lowest_tier():
     assert "drew 401 batches" in judge(got(batches=401), want)
     assert "5,000" in judge(got(size=5001), want)
     assert "returned" in judge(got(trained_size=9000), want)
+
+
+def test_the_held_out_labels_never_reach_the_kernel(tmp_path):
+    """The file the kernel reads holds the held-out points, not their labels, and no seed from
+    which helpers.data.spirals would redraw them; the trusted side still judges by them."""
+    from probe_harness import failures, namespace
+
+    from autograder.probes import PRIVATE, kernel_inputs
+
+    probe = probe_module().PROBE
+    inputs = probe.make_inputs(np.random.default_rng(3))
+    labels = inputs[PRIVATE + "challenge.y_test"]
+    assert PRIVATE + "challenge.y_test" not in kernel_inputs(inputs)
+
+    assert failures("06_data_loading", namespace("06_data_loading"), 3, tmp_path) == {}
+    with np.load(tmp_path / "inputs.npz") as written:
+        assert not [key for key in written.files if key.startswith(PRIVATE)]
+        assert not any(np.array_equal(written[key], labels) for key in written.files)
+        seed = int(written["challenge.seed"])
+    redrawn = spirals(2 * probe_module().CHALLENGE_N, seed=seed)[1][probe_module().CHALLENGE_N:]
+    assert not np.array_equal(redrawn, labels)

@@ -37,6 +37,10 @@ An Exercise may give `expected(inputs) -> {key: value}` where the reference is n
 to call the same way (values, properties), a `tolerance`, and a `judge(got, want) -> message or
 None` where plain comparison is not the question. A probe module imports `helpers.reference`
 only inside functions that run on the trusted side (kernels cannot read it).
+
+Inputs whose name starts with `private.` (PRIVATE) stay on the trusted side: `expected` and the
+judges get them, the kernel's inputs file never holds them (`kernel_inputs`). Held-out labels go
+there: the kernel needs the points to predict on, never their answers.
 """
 
 from __future__ import annotations
@@ -184,13 +188,21 @@ def kernel_cells(probe: Probe, in_path: Path, out_path: Path) -> list[str]:
     return [setup] + [f"__autograder_run({json.dumps(name)})" for name in probe.exercises]
 
 
+PRIVATE = "private."
+
+
+def kernel_inputs(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The inputs the kernel may read: every one but the trusted side's own (PRIVATE names)."""
+    return {key: value for key, value in inputs.items() if not key.startswith(PRIVATE)}
+
+
 def run_in_namespace(probe: Probe, namespace: dict, inputs: Mapping[str, np.ndarray],
                      folder: Path) -> dict[str, np.ndarray]:
     """Run the kernel cells in `namespace` without a kernel (tests); returns the loaded outputs."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     in_path, out_path = folder / "inputs.npz", folder / "outputs.npz"
-    np.savez(in_path, **inputs)
+    np.savez(in_path, **kernel_inputs(inputs))
     for cell in kernel_cells(probe, in_path, out_path):
         exec(compile(cell, "<probe cell>", "exec"), namespace)
     return load_outputs(out_path)

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
-from autograder.probes import Exercise, Probe, Tolerance, compare_arrays
+from autograder.probes import PRIVATE, Exercise, Probe, Tolerance, compare_arrays
 
 
 def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -65,14 +65,15 @@ CHALLENGE_PASS = 0.70  # the lowest tier; the test cells' higher tiers are judge
 
 
 def challenge_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """One spiral (its angle and points from a seed drawn here): training and held-out halves."""
+    """One spiral (its angle and points from a seed drawn here and never written out): training
+    points with labels, held-out points whose labels stay on the trusted side, and a seed for
+    the model's initialization and the loader's shuffling that tells nothing of the data."""
     from helpers.data import spirals
 
-    seed = int(rng.integers(0, 2**31))
-    x, y = spirals(2 * CHALLENGE_N, seed=seed)
-    return {"challenge.seed": np.asarray(seed),
+    x, y = spirals(2 * CHALLENGE_N, seed=int(rng.integers(0, 2**31)))
+    return {"challenge.seed": np.asarray(int(rng.integers(0, 2**31))),
             "challenge.x_train": x[:CHALLENGE_N], "challenge.y_train": y[:CHALLENGE_N],
-            "challenge.x_test": x[CHALLENGE_N:], "challenge.y_test": y[CHALLENGE_N:]}
+            "challenge.x_test": x[CHALLENGE_N:], PRIVATE + "challenge.y_test": y[CHALLENGE_N:]}
 
 
 def probe_net(seed, d_in, hidden, d_out, dropout=0.0):
@@ -307,7 +308,7 @@ def expected_build_challenge_model(inputs) -> dict:
 
 
 def expected_train_challenge(inputs) -> dict:
-    return {"labels": inputs["challenge.y_test"], "max_size": CHALLENGE_MAX_SIZE,
+    return {"labels": inputs[PRIVATE + "challenge.y_test"], "max_size": CHALLENGE_MAX_SIZE,
             "max_batches": CHALLENGE_MAX_BATCHES}
 
 
