@@ -244,7 +244,8 @@ def crash_failures(cells: list[tuple[str, str]], died: int,
 
 
 def apply(verification: Verification, cells: dict[str, dict]) -> list[str]:
-    """Withdraw the points of test cells whose exercise failed; returns the cells changed.
+    """Withdraw the points of test cells whose exercise failed, or whose own judgment
+    (Exercise.cells) failed; returns the cells changed.
 
     cells: GradeResult.cells (grade_id -> score, max_score, error), updated in place.
     """
@@ -252,6 +253,7 @@ def apply(verification: Verification, cells: dict[str, dict]) -> list[str]:
     changed = []
     for gid, cell in cells.items():
         reasons = [failed[ex] for ex in verification.needs.get(gid, []) if ex in failed]
+        reasons += [v.cells[gid] for v in verification.verdicts.values() if gid in v.cells]
         if reasons and cell["score"] > 0:
             cell["score"] = 0.0
             cell["error"] = ("not scored: " + reasons[0])[:300]

@@ -161,3 +161,26 @@ def test_the_held_out_labels_never_reach_the_kernel(tmp_path):
         seed = int(written["challenge.seed"])
     redrawn = spirals(2 * probe_module().CHALLENGE_N, seed=seed)[1][probe_module().CHALLENGE_N:]
     assert not np.array_equal(redrawn, labels)
+
+
+def test_the_tier_cells_are_judged_on_the_graders_points_with_the_notebooks_thresholds():
+    import re
+
+    probe = probe_module()
+    cells = {c["metadata"].get("nbgrader", {}).get("grade_id"): "".join(c["source"])
+             for c in json.loads(NOTEBOOK.read_text())["cells"]}
+    for gid, threshold in probe.CHALLENGE_TIERS.items():
+        assert re.search(rf">=\s*{threshold:.2f}\b", cells[gid]), f"{gid} states another threshold"
+    assert re.search(rf">=\s*{probe.CHALLENGE_PASS:.2f}\b", cells["test_challenge_70"])
+    exercise = probe.PROBE.exercises["train_challenge"]
+    labels = np.arange(1000) % 3
+    predictions = labels.copy()
+    predictions[:250] = (predictions[:250] + 1) % 3  # 75 % right
+    got = {"size": 100, "trained_size": 100, "batches": 40, "is_module": True, "predictions": predictions}
+    want = probe.expected_train_challenge({probe.PRIVATE + "challenge.y_test": labels})
+    assert exercise.judge(got, want) is None  # the lowest tier holds
+    failing = {gid: judge(got, want) for gid, judge in exercise.cells.items()}
+    assert set(failing) == {"test_challenge_80", "test_challenge_88"}
+    assert all(message and "75.0%" in message for message in failing.values())
+    predictions[:] = labels
+    assert not any(judge(got | {"predictions": predictions}, want) for judge in exercise.cells.values())

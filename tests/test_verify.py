@@ -12,7 +12,15 @@ import pytest
 from autograder import scan, verify
 from autograder.layout import Course
 from autograder.notebooks import grade_id, is_solution, read_notebook
-from autograder.probes import Exercise, Probe, ProbeError, compare_arrays, kernel_cells, probe_for
+from autograder.probes import (
+    Exercise,
+    Probe,
+    ProbeError,
+    compare_arrays,
+    judge,
+    kernel_cells,
+    probe_for,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -95,3 +103,28 @@ def test_a_probe_that_breaks_the_contract_is_refused_when_it_loads():
         Probe("01_numpy_mlp", make_inputs=dict, exercises={"relu": Exercise(run)})
     with pytest.raises(ProbeError, match="Exercise.judge must be a function"):
         Exercise(run, judge="compare")
+
+
+def test_a_cells_own_judgment_withdraws_that_cell_alone():
+    """Exercise.cells: a passing exercise whose tier cell fails keeps every other cell's points."""
+    def tier(got, want):
+        return None if got["accuracy"] >= 0.8 else f"tier needs 80 %, got {got['accuracy']:.0%}"
+
+    probe = Probe(assignment="00_tiers", make_inputs=lambda rng: {"x": np.zeros(1)},
+                  exercises={"train": Exercise(lambda answers, inputs, record: None,
+                                               expected=lambda inputs: {"accuracy": 0.0},
+                                               judge=lambda got, want: None if got["accuracy"] >= 0.7 else "below 70 %",
+                                               cells={"test_train_80": tier})})
+    judged = {accuracy: judge(probe, {}, {"train/accuracy": np.asarray(accuracy)})["train"]
+              for accuracy in (0.75, 0.85, 0.5)}
+    assert judged[0.75].ok and judged[0.75].cells == {"test_train_80": "tier needs 80 %, got 75%"}
+    assert judged[0.85].ok and judged[0.85].cells == {}
+    assert not judged[0.5].ok and judged[0.5].cells == {}  # a failed exercise: its own message says it all
+    cells = {gid: {"score": 1.0, "max_score": 1.0} for gid in ("test_train", "test_train_70", "test_train_80")}
+    needs = dict.fromkeys(cells, ["train"])
+    changed = verify.apply(verify.Verification(verdicts={"train": judged[0.75]}, needs=needs), cells)
+    assert changed == ["test_train_80"]
+    assert cells["test_train_80"] == {"score": 0.0, "max_score": 1.0, "error": "not scored: tier needs 80 %, got 75%"}
+    assert cells["test_train"]["score"] == cells["test_train_70"]["score"] == 1.0
+    with pytest.raises(ProbeError, match="cells"):
+        Exercise(lambda answers, inputs, record: None, cells={"test_x": "not a function"})

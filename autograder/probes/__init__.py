@@ -86,12 +86,19 @@ class Exercise:
     expected: Callable[[dict], Mapping[str, Any]] | None = None  # None: `run` on the reference
     tolerance: Tolerance = DEFAULT_TOLERANCE
     judge: Judge | None = None  # None: every expected key compared within `tolerance`
+    # test cell grade_id -> judge(got, want) of that cell alone, for exercises whose test cells ask
+    # more and more of one answer (06's accuracy tiers): a cell whose judge fails loses its
+    # points even when the exercise passes. Judged only when the exercise passes.
+    cells: Mapping[str, Judge] = field(default_factory=dict)
 
     def __post_init__(self):
         for name in ("run", "expected", "judge"):
             value = getattr(self, name)
             if name == "run" and not callable(value) or value is not None and not callable(value):
                 raise ProbeError(f"Exercise.{name} must be a function, got {type(value).__name__}")
+        if not isinstance(self.cells, Mapping) or not all(
+                isinstance(k, str) and callable(v) for k, v in self.cells.items()):
+            raise ProbeError("Exercise.cells must map test cell grade_ids to judge functions")
         if not isinstance(self.tolerance, Tolerance):
             raise ProbeError(f"Exercise.tolerance must be a Tolerance, got {type(self.tolerance).__name__}")
 
@@ -223,6 +230,7 @@ class Verdict:
     exercise: str
     ok: bool
     message: str = ""
+    cells: Mapping[str, str] = field(default_factory=dict)  # test grade_id -> why that cell fails
 
 
 def judge(probe: Probe, inputs: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarray],
@@ -236,7 +244,10 @@ def judge(probe: Probe, inputs: Mapping[str, np.ndarray], outputs: Mapping[str, 
     for name, exercise in probe.exercises.items():
         got = {key.split("/", 1)[1]: value for key, value in outputs.items() if key.split("/", 1)[0] == name}
         message = _problem(name, exercise, got, want_all[name])
-        verdicts[name] = Verdict(name, message is None, message or "")
+        cells = {} if message else {
+            gid: problem for gid, cell_judge in exercise.cells.items()
+            if (problem := cell_judge(got, want_all[name]))}
+        verdicts[name] = Verdict(name, message is None, message or "", cells)
     return verdicts
 
 

@@ -61,7 +61,9 @@ CHALLENGE_MAX_SIZE = 5_000  # numbers in the model's state_dict
 CHALLENGE_MAX_BATCHES = 400  # batches train_challenge may draw: 10 epochs of 40
 CHALLENGE_BATCH_SIZE = 50
 CHALLENGE_N = 2_000  # training points, and held-out points, of one spiral
-CHALLENGE_PASS = 0.70  # the lowest tier; the test cells' higher tiers are judged in the notebook
+CHALLENGE_PASS = 0.70  # the lowest tier: below it train_challenge fails, and every challenge cell with it
+# The hidden cells above the lowest tier, each judged on its own on the grader's held-out points.
+CHALLENGE_TIERS = {"test_challenge_80": 0.80, "test_challenge_88": 0.88}
 
 
 def challenge_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -361,6 +363,19 @@ def _judge_train_challenge(got: dict, want: dict) -> str | None:
     return None
 
 
+def _tier(grade_id: str, threshold: float):
+    """The judgment of one tier cell: the held-out accuracy reaches `threshold` (run only once the
+    exercise passed, so the predictions are there and of the right shape)."""
+    def judge(got: dict, want: dict) -> str | None:
+        labels = np.asarray(want["labels"]).ravel()
+        accuracy = float((np.asarray(got["predictions"]).ravel() == labels).mean())
+        if accuracy < threshold:
+            return (f"{grade_id}: the trained model classified {accuracy:.1%} of the grader's {labels.size:,} "
+                    f"held-out points correctly; this tier needs {threshold:.0%}")
+        return None
+    return judge
+
+
 def expected_make_loaders(inputs) -> dict:
     """What the split must be: sizes, and whether the reference reshuffles and depends on the seed."""
     from helpers.reference import data_loading as ref
@@ -446,6 +461,7 @@ PROBE = Probe(
         "build_challenge_model": Exercise(run_build_challenge_model, expected=expected_build_challenge_model,
                                           judge=_judge_build_challenge_model),
         "train_challenge": Exercise(run_train_challenge, expected=expected_train_challenge,
-                                    judge=_judge_train_challenge),
+                                    judge=_judge_train_challenge,
+                                    cells={gid: _tier(gid, t) for gid, t in CHALLENGE_TIERS.items()}),
     },
 )
