@@ -79,3 +79,34 @@ def test_check_and_grade_select_assignments_the_same_way(module):
     from autograder.layout import selected
 
     assert selected(parsed, course) == ["b", "a"]
+
+
+def test_a_job_folder_that_will_not_go_away_at_once_fails_nothing(tmp_path, monkeypatch):
+    """A file that appears while a job's folder is removed (seen at load 8: SQLite's journal)
+    must not turn the job into "could not be graded"."""
+    import errno
+    import shutil
+
+    from autograder import engine
+
+    real, calls = shutil.rmtree, []
+
+    def racing(path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 1:
+            raise OSError(errno.ENOTEMPTY, "Directory not empty", path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(engine.shutil, "rmtree", racing)
+    with engine.scratch_folder(tmp_path, prefix="job-") as folder:
+        (Path(folder) / "gradebook.db").write_text("")
+    assert len(calls) == 2 and not Path(folder).exists()
+
+    def never(path, *args, **kwargs):
+        raise OSError(errno.ENOTEMPTY, "Directory not empty", path)
+
+    monkeypatch.setattr(engine.shutil, "rmtree", never)
+    monkeypatch.setattr(engine.time, "sleep", lambda seconds: None)
+    with engine.scratch_folder(tmp_path) as folder:
+        pass
+    assert Path(folder).exists()  # left for the session's own folder, which goes at its end
