@@ -13,7 +13,7 @@ from pathlib import Path
 from autograder.layout import Course
 from autograder.notebooks import read_notebook
 from autograder.points import exercise_points
-from autograder.readme import ReadmeError, block_pattern, block_text
+from autograder.readme import block_text, replace_block
 
 DOC = Path("docs") / "design.md"
 BLOCK = "exercises"
@@ -32,13 +32,7 @@ def table(course: Course) -> str:
 
 def render(text: str, course: Course, where: str = str(DOC)) -> str:
     """`text` with its exercise table rewritten; ReadmeError when it has no such block."""
-    pattern = block_pattern(BLOCK)
-    if not pattern.search(text):
-        raise ReadmeError(f"{where}: no generated block {BLOCK!r}; it needs the lines "
-                          f"`<!-- begin {BLOCK} -->` and `<!-- end {BLOCK} -->`")
-    content = table(course)
-    return pattern.sub(lambda m: f"<!-- begin {BLOCK}: {GENERATED} -->\n{content}\n{m.group(3)}",
-                       text, count=1)
+    return replace_block(text, BLOCK, table(course), GENERATED, where)
 
 
 def stale(course: Course) -> bool:

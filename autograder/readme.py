@@ -92,16 +92,22 @@ def block_text(readme: str, name: str) -> str | None:
     return match.group(2).rstrip("\n") if match else None
 
 
+def replace_block(text: str, name: str, content: str, generated: str = GENERATED,
+                  where: str = "README.md") -> str:
+    """`text` with generated block `name` rewritten to `content`; ReadmeError when it has none."""
+    pattern = block_pattern(name)
+    if not pattern.search(text):
+        raise ReadmeError(f"{where}: no generated block {name!r}; it needs the lines "
+                          f"`<!-- begin {name} -->` and `<!-- end {name} -->`")
+    return pattern.sub(lambda m: f"<!-- begin {name}: {generated} -->\n{content}\n{m.group(3)}",
+                       text, count=1)
+
+
 def render_readme(readme: str, course: Course, settings: CourseSettings,
                   notebooks: list[str] | None = None, where: str = "README.md") -> str:
     """`readme` with every generated block rewritten; ReadmeError naming a missing block."""
     for name, content in blocks(course, settings, notebooks).items():
-        pattern = block_pattern(name)
-        if not pattern.search(readme):
-            raise ReadmeError(f"{where}: no generated block {name!r}; it needs the lines "
-                              f"`<!-- begin {name} -->` and `<!-- end {name} -->`")
-        readme = pattern.sub(lambda m, c=content, n=name: (
-            f"<!-- begin {n}: {GENERATED} -->\n{c}\n{m.group(3)}"), readme, count=1)
+        readme = replace_block(readme, name, content, where=where)
     return readme
 
 
