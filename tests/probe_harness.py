@@ -6,6 +6,7 @@ Everything here is built per assignment, lazily and once (functools.cache), so t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,13 +64,17 @@ def expected(name: str, seed: int) -> dict:
     return probe.expected(probe.make_inputs(np.random.default_rng(seed)))
 
 
-def failures(name: str, names: dict, seed: int, folder: Path, patches: dict | None = None) -> dict[str, str]:
+def failures(name: str, names: dict, seed: int, folder: Path, patches: dict | None = None,
+             only: set[str] | None = None) -> dict[str, str]:
     """exercise -> message for every exercise that fails on the inputs of `seed`.
 
     patches: (object, attribute) -> value, in force while the student's side runs only (judging
-    happens in another process when grading).
+    happens in another process when grading). only: run and judge these exercises alone (the
+    others are run by a test that needs them).
     """
     probe = assignment(name).probe
+    if only is not None:
+        probe = dataclasses.replace(probe, exercises={e: x for e, x in probe.exercises.items() if e in only})
     inputs = probe.make_inputs(np.random.default_rng(seed))
     with pytest.MonkeyPatch.context() as mp:
         for (target, attribute), value in (patches or {}).items():

@@ -7,6 +7,8 @@ a failure names the assignment and the gate. Skipped where source/ holds no assi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from autograder.check import MIN_MUTANTS, check, release_leaks
@@ -25,12 +27,19 @@ PER_ASSIGNMENT = ASSIGNMENTS or [pytest.param("none", marks=pytest.mark.skip(
 
 
 @pytest.fixture(scope="session")
-def reports():
-    """assignment -> its `python -m autograder check` report, each made once, when first asked for."""
+def reports(request):
+    """assignment -> its `python -m autograder check` report, made when first asked for: one `check`
+    of every assignment this session's tests ask about (one grading session, its runs spread over
+    all of them), so `pytest -k nn_modules` checks 04 alone."""
+    wanted = sorted({item.callspec.params["assignment"] for item in request.session.items
+                     if item.path == Path(__file__) and hasattr(item, "callspec")
+                     and item.callspec.params.get("assignment") in ASSIGNMENTS})
+
     class Reports(dict):
         def __missing__(self, assignment):
             # 3 jobs on 2 cores: warm kernels leave the cores partly idle between runs (see the Makefile).
-            (self[assignment],) = check(COURSE, [assignment], n_jobs=3)
+            todo = [a for a in wanted if a not in self] if assignment in wanted else [assignment]
+            self.update({report.assignment: report for report in check(COURSE, todo, n_jobs=3)})
             return self[assignment]
 
     return Reports()
