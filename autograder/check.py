@@ -117,7 +117,7 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
         problems.append(f"gate 'release': {release_nb.relative_to(course.root)} is missing; "
                         "run `python -m autograder release`")
     problems += grading_problems(course, assignment, source_nb)
-    problems += [f"gate 'points': {problem}" for problem in points.disagreements(source_nb, assignment)]
+    problems += points_problems(source_nb, assignment)
     folder = grading_folder.folder(course.root, assignment) / "mutants"
     paths = grading_folder.files(course.root, assignment, "mutants")
     mutants = {}
@@ -143,6 +143,15 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
                         f"{folder.relative_to(course.root)}/, at least {MIN_MUTANTS} needed "
                         "(docs/authoring.md, 'Mutants')")
     return Plan(assignment, jobs, mutants, len(paths), problems, sizes)
+
+
+def points_problems(source_nb, assignment: str) -> list[str]:
+    """The 'points' gate: where the intro table or the summary disagree with the metadata, or cannot
+    be read (a failed gate naming the row, never a traceback)."""
+    try:
+        return [f"gate 'points': {problem}" for problem in points.disagreements(source_nb, assignment)]
+    except ValueError as error:
+        return [f"gate 'points': {assignment}: {error}"]
 
 
 def notebook_exercises(source_nb) -> set[str]:

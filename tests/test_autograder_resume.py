@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import nbformat
 import psutil
@@ -186,6 +187,15 @@ def _tree_alive(pids):
     return alive
 
 
+def _signal_state(pid: int) -> str:
+    """The signal masks of process `pid` (blocked, ignored, caught), from /proc where it has them."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return "(no /proc)"
+    return ", ".join(line for line in status if line.startswith(("SigBlk", "SigIgn", "SigCgt", "Threads")))
+
+
 def _gated(gate) -> str:
     """A right `scale` that waits (at most a minute) until the file `gate` exists."""
     return (f"import os\nimport time\n\ndeadline = time.monotonic() + 60\n"
@@ -227,7 +237,11 @@ def test_an_interrupted_batch_resumes_to_the_full_gradebook(released_course, not
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-        stdout, stderr = process.communicate(timeout=60)
+        try:
+            stdout, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"grade ignored {how}: {_signal_state(process.pid)}; this test process: "
+                        f"{_signal_state(os.getpid())}")
     finally:
         gate.touch()
         if process.poll() is None:

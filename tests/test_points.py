@@ -103,6 +103,15 @@ def test_a_table_without_points_states_none():
     assert disagreements(nb, "tiny") == []
 
 
+def test_an_unreadable_points_column_is_a_failed_gate_naming_the_row():
+    from autograder.check import points_problems
+
+    nb = _tiny(TABLE.replace("| relu | 4 |", "| relu | 2 + 2 |"), SUMMARY)
+    (problem,) = points_problems(nb, "tiny")
+    assert problem.startswith("gate 'points': tiny: ") and "2 + 2" in problem, problem
+    assert points_problems(_tiny(TABLE, SUMMARY), "tiny") == []
+
+
 def test_a_real_notebook_with_a_planted_disagreement_fails():
     nb = copy.deepcopy(_read(SOURCES[0]))
     test_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))

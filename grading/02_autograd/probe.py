@@ -12,7 +12,12 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     """A small problem of random size, upstream gradients, stale .grad, random graphs, tensors to convert."""
     n, d_in, h, d_out = (int(v) for v in rng.integers(3, 12, size=4))
     m, graphs, length = int(rng.integers(3, 7)), 3, int(rng.integers(6, 12))
+    k, c, side = int(rng.integers(2, 6)), int(rng.integers(2, 5)), (int(rng.integers(2, 5)), int(rng.integers(2, 5)))
+    j_in, j_out = (int(v) for v in rng.choice(np.arange(2, 7), size=2, replace=False))  # never square
     return {
+        "tensors.a": rng.standard_normal((n, d_in)), "tensors.b": rng.standard_normal((m, d_in)),
+        "tensors.scores": rng.standard_normal((n, h)), "tensors.labels": rng.integers(0, h, size=n),
+        "tensors.images": rng.standard_normal((k, c, *side)),
         "x": rng.standard_normal((n, d_in)), "y": rng.standard_normal((n, d_out)),
         "w1": rng.standard_normal((d_in, h)) * 0.3, "w2": rng.standard_normal((h, d_out)) * 0.3,
         "forward.grad": rng.standard_normal((n, d_out)),  # dL/dy_pred, not all ones
@@ -25,6 +30,9 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "to_numpy.f64": rng.standard_normal(tuple(int(v) for v in rng.integers(1, 5, size=2))),
         "to_numpy.f32": rng.standard_normal(int(rng.integers(2, 7))).astype(np.float32),
         "to_numpy.i64": rng.integers(-50, 50, size=int(rng.integers(2, 7))),
+        "vjp.a": rng.standard_normal((d_in, d_out)) * 0.5, "vjp.x": rng.standard_normal((k, d_in)),
+        "vjp.v": rng.standard_normal((k, d_out)), "vjp.scale": np.asarray(rng.uniform(0.5, 2.0)),
+        "vjp.jacobian_a": rng.standard_normal((j_in, j_out)) * 0.5, "vjp.jacobian_x": rng.standard_normal(j_in),
     }
 
 
@@ -36,6 +44,93 @@ def probe_tensors(inputs, dtype, *keys, grad=()):
 def probe_copy(value):
     """A tensor copied before the student's code can change it in place; anything else as it is."""
     return value.detach().clone() if isinstance(value, torch.Tensor) else value
+
+
+# -- tensors ----------------------------------------------------------------------------------------
+
+def run_pairwise_sq_distances(answers, inputs, record):
+    """float64 and float32, n != m; the inputs must come back unchanged."""
+    for tag, dtype in (("", torch.float64), ("32", torch.float32)):
+        a, b = probe_tensors(inputs, dtype, "tensors.a", "tensors.b")
+        out = answers.pairwise_sq_distances(a, b)
+        record(f"distances{tag}", out)
+        record(f"dtype{tag}", str(out.dtype))
+
+
+def run_label_scores(answers, inputs, record):
+    scores = torch.tensor(inputs["tensors.scores"])
+    record("scores", answers.label_scores(scores, torch.tensor(inputs["tensors.labels"])))
+
+
+def run_pixels_as_rows(answers, inputs, record):
+    record("rows", answers.pixels_as_rows(torch.tensor(inputs["tensors.images"])))
+
+
+def memory_facts() -> dict:
+    """Whether each result shares memory with what it was made from, as the installed torch does it."""
+    t = torch.arange(12.0).reshape(3, 4)
+    a = np.arange(6.0)
+
+    def shares(u, v):
+        return u.untyped_storage().data_ptr() == v.untyped_storage().data_ptr()
+
+    return {"view": shares(t.view(4, 3), t), "transpose": shares(t.T, t),
+            "reshape_of_transpose": shares(t.T.reshape(12), t),
+            "contiguous_of_transpose": shares(t.T.contiguous(), t),
+            "from_numpy": np.shares_memory(torch.from_numpy(a).numpy(), a),
+            "torch_tensor": np.shares_memory(torch.tensor(a).numpy(), a),
+            "float_of_from_numpy": np.shares_memory(torch.from_numpy(a).float().numpy(), a)}
+
+
+def promotion_facts() -> dict:
+    """The dtype of each expression of the notebook's promotion cell, as the installed torch gives it."""
+    i64, i32 = torch.tensor([1, 2, 3]), torch.tensor([1, 2, 3], dtype=torch.int32)
+    f16, f32 = torch.ones(3, dtype=torch.float16), torch.ones(3)
+    results = {"int64_div_2": i64 / 2, "int64_floordiv_2": i64 // 2, "int32_plus_1_5": i32 + 1.5,
+               "int32_plus_int64_0d": i32 + torch.tensor(7),
+               "float16_plus_float64_0d": f16 + torch.tensor(1.0, dtype=torch.float64),
+               "float32_plus_float64": f32 + torch.ones(3, dtype=torch.float64)}
+    return {key: str(value.dtype) for key, value in results.items()}
+
+
+def inplace_facts() -> dict:
+    """Whether each snippet of the notebook's in-place cell raises, as the installed torch does it."""
+    def raises(snippet) -> bool:
+        x = torch.linspace(-1, 1, 5, requires_grad=True)
+        try:
+            snippet(x)
+        except RuntimeError:
+            return True
+        return False
+
+    def exp_then_add(x):
+        y = x.exp()
+        y.add_(1)
+        y.sum().backward()
+
+    def double_then_add(x):
+        y = x * 2
+        y.add_(1)
+        y.sum().backward()
+
+    def leaf_add(x):
+        x.add_(1)
+
+    def leaf_add_no_grad(x):
+        with torch.no_grad():
+            x.add_(1)
+
+    return {"exp_then_add": raises(exp_then_add), "double_then_add": raises(double_then_add),
+            "leaf_add": raises(leaf_add), "leaf_add_under_no_grad": raises(leaf_add_no_grad)}
+
+
+def answer_values(name: str, facts):
+    """`expected` of a question whose answers are what the installed torch does: `facts()`, and its keys."""
+    def expected(inputs) -> dict:
+        values = facts()
+        return {**values, "keys": sorted(values)}
+    expected.__name__ = f"expected_{name}"
+    return expected
 
 
 def probe_graphs(inputs) -> dict:
@@ -117,6 +212,91 @@ def run_autograd_gradients(answers, inputs, record):
             record(f"no_grad_left.{call}{tag}", [w.grad is None or not bool(w.grad.any()) for w in (w1, w2)])
 
 
+# -- vector-Jacobian products and the two modes -------------------------------------------------
+
+class ForwardModeOnly(torch.autograd.Function):
+    """tanh(x @ a), differentiable in forward mode only: its backward raises."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, a):
+        return torch.tanh(x @ a)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_forward(inputs[1], output)
+
+    @staticmethod
+    def jvp(ctx, x_tangent, a_tangent):
+        a, y = ctx.saved_tensors
+        return (1 - y ** 2) * (x_tangent @ a)
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        raise RuntimeError("reverse mode is switched off here: build the Jacobian from Jacobian-vector products")
+
+
+class ReverseModeOnly(torch.autograd.Function):
+    """tanh(x @ a), differentiable in reverse mode only: it has no jvp."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, a):
+        return torch.tanh(x @ a)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[1], output)
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        a, y = ctx.saved_tensors
+        return (grad_y * (1 - y ** 2)) @ a.T, None
+
+
+def run_vector_jacobian_product(answers, inputs, record):
+    """A batch of inputs (k, n) -> (k, m), called twice: the second call must not see the first."""
+    a, scale = torch.tensor(inputs["vjp.a"]), float(inputs["vjp.scale"])
+    x, v = torch.tensor(inputs["vjp.x"]), torch.tensor(inputs["vjp.v"])
+
+    def f(t):
+        return torch.tanh(t @ a) * scale
+
+    for call in ("first", "second"):
+        record(f"vjp.{call}", probe_copy(answers.vector_jacobian_product(f, x, v)))
+    record("x_left_as_it_was", [x.grad is None, not x.requires_grad, bool(torch.equal(x, torch.tensor(inputs["vjp.x"])))])
+
+
+def jacobian_runner(name: str, function):
+    """A run recording the Jacobian `name` builds of x -> function.apply(x, a)."""
+    def run(answers, inputs, record):
+        a, x = torch.tensor(inputs["vjp.jacobian_a"]), torch.tensor(inputs["vjp.jacobian_x"])
+        record("jacobian", getattr(answers, name)(lambda t: function.apply(t, a), x))
+    run.__name__ = f"run_{name}"
+    return run
+
+
+def expected_jacobian(inputs) -> dict:
+    a, x = torch.tensor(inputs["vjp.jacobian_a"]), torch.tensor(inputs["vjp.jacobian_x"])
+    return {"jacobian": torch.func.jacrev(lambda t: torch.tanh(t @ a))(x)}
+
+
+PASSES = {"gradient_forward": 1_000_000, "gradient_reverse": 1, "jacobian_forward": 3, "jacobian_reverse": 1000}
+
+
+def fan_out_facts() -> dict:
+    """The notebook's fan-out cell, run here: a hook on w, w used three times, two backward() calls."""
+    w = torch.tensor(2.0, requires_grad=True)
+    calls = []
+    w.register_hook(lambda grad: calls.append(float(grad)))
+    (w * w + 3 * w).backward()
+    first = {"hook_calls": len(calls), "grad": float(w.grad)}
+    (w * w + 3 * w).backward()
+    return {**first, "hook_calls_after_second": len(calls), "grad_after_second": float(w.grad)}
+
+
 def run_train_autograd_mlp(answers, inputs, record):
     learning_rate, steps = float(inputs["train.learning_rate"]), int(inputs["train.steps"])
     for tag, dtype, n_steps in (("", torch.float64, steps), ("32", torch.float32, 3)):
@@ -147,12 +327,13 @@ def run_to_numpy(answers, inputs, record):
         record(name, array)
 
 
-def answer_runner(name: str, keys: tuple[str, ...]):
-    """A run recording each key of the dict answer `name`, and the keys it has."""
+def answer_runner(name: str, keys: tuple[str, ...], as_text: bool = False):
+    """A run recording each key of the dict answer `name` (as_text: its str(), for dtypes), and the
+    keys it has."""
     def run(answers, inputs, record):
         answer = getattr(answers, name)
         for key in keys:
-            record(key, answer[key])
+            record(key, str(answer[key]) if as_text else answer[key])
         record("keys", sorted(answer))
     run.__name__ = f"run_{name}"
     return run
@@ -182,14 +363,36 @@ def expected_answer_retain_grad(inputs) -> dict:
 
 
 GRAPH_KEYS = ("x", "w", "prediction", "loss")
+MEMORY_KEYS = ("view", "transpose", "reshape_of_transpose", "contiguous_of_transpose", "from_numpy",
+               "torch_tensor", "float_of_from_numpy")
+PROMOTION_KEYS = ("int64_div_2", "int64_floordiv_2", "int32_plus_1_5", "int32_plus_int64_0d",
+                  "float16_plus_float64_0d", "float32_plus_float64")
+INPLACE_KEYS = ("exp_then_add", "double_then_add", "leaf_add", "leaf_add_under_no_grad")
+FAN_OUT_KEYS = ("hook_calls", "grad", "hook_calls_after_second", "grad_after_second")
 # float32 results are compared with the reference's float32 run: rounding, not mistakes, differs.
 PROBE = Probe(
     assignment="02_autograd",
     reference="helpers.reference.autograd",
     make_inputs=make_inputs,
     exercises={
+        "pairwise_sq_distances": Exercise(run_pairwise_sq_distances, tolerance=Tolerance(1e-5, 1e-5)),
+        "label_scores": Exercise(run_label_scores),
+        "pixels_as_rows": Exercise(run_pixels_as_rows),
+        "answer_memory": Exercise(answer_runner("answer_memory", tuple(MEMORY_KEYS)),
+                                  expected=answer_values("answer_memory", memory_facts)),
+        "answer_promotion": Exercise(answer_runner("answer_promotion", tuple(PROMOTION_KEYS), as_text=True),
+                                     expected=answer_values("answer_promotion", promotion_facts)),
+        "answer_inplace": Exercise(answer_runner("answer_inplace", tuple(INPLACE_KEYS)),
+                                   expected=answer_values("answer_inplace", inplace_facts)),
         "torch_mlp_forward": Exercise(run_torch_mlp_forward, tolerance=Tolerance(1e-5, 1e-6)),
         "autograd_gradients": Exercise(run_autograd_gradients, tolerance=Tolerance(1e-4, 1e-4)),
+        "vector_jacobian_product": Exercise(run_vector_jacobian_product),
+        "jacobian_forward": Exercise(jacobian_runner("jacobian_forward", ForwardModeOnly), expected=expected_jacobian),
+        "jacobian_reverse": Exercise(jacobian_runner("jacobian_reverse", ReverseModeOnly), expected=expected_jacobian),
+        "answer_passes": Exercise(answer_runner("answer_passes", tuple(PASSES)),
+                                  expected=lambda inputs: {**PASSES, "keys": sorted(PASSES)}),
+        "answer_fan_out": Exercise(answer_runner("answer_fan_out", tuple(FAN_OUT_KEYS)),
+                                   expected=answer_values("answer_fan_out", fan_out_facts)),
         "train_autograd_mlp": Exercise(run_train_autograd_mlp, tolerance=Tolerance(1e-4, 1e-5)),
         "graph_ops": Exercise(run_graph_ops),
         "to_numpy": Exercise(run_to_numpy),

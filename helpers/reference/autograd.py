@@ -12,6 +12,26 @@ from collections import deque
 import numpy as np
 import torch
 
+# -- tensors: broadcasting, indexing, views --------------------------------------------------------
+
+def pairwise_sq_distances(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Squared Euclidean distances between the rows of a (n, d) and of b (m, d): out[i, j] = |a_i - b_j|^2.
+
+    Returns (n, m), in the inputs' dtype, by broadcasting (no Python loop).
+    """
+    return ((a[:, None, :] - b[None, :, :]) ** 2).sum(dim=-1)
+
+
+def label_scores(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Each row's score for its own label: scores (n, c), labels (n,) int64 in [0, c) -> (n,)."""
+    return scores[torch.arange(scores.shape[0], device=scores.device), labels]
+
+
+def pixels_as_rows(images: torch.Tensor) -> torch.Tensor:
+    """(N, C, H, W) -> (N, H * W, C): row k of image n holds the C channel values of pixel (k // W, k % W)."""
+    n, c, h, w = images.shape
+    return images.permute(0, 2, 3, 1).reshape(n, h * w, c)
+
 
 def torch_mlp_forward(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
     """relu(x @ w1) @ w2 with torch operations, recorded by autograd when w1 or w2 requires grad.
@@ -37,6 +57,32 @@ def autograd_gradients(x: torch.Tensor, y: torch.Tensor, w1: torch.Tensor,
     w1.grad = None  # hand the gradients over and leave nothing behind to accumulate
     w2.grad = None
     return grad_w1, grad_w2
+
+
+# -- vector-Jacobian products and the two modes ------------------------------------------------------
+
+def vector_jacobian_product(f, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """v^T J of f at x, by one reverse-mode pass: sum_i v_i * d f(x)_i / dx, of x's shape.
+
+    f maps a tensor of x's shape to a tensor y; v has y's shape. x is left as it was (no .grad, not
+    made to require grad).
+    """
+    x = x.detach().requires_grad_(True)
+    (grad,) = torch.autograd.grad(f(x), x, grad_outputs=v)
+    return grad
+
+
+def jacobian_forward(f, x: torch.Tensor) -> torch.Tensor:
+    """The Jacobian (m, n) of f: R^n -> R^m at x (n,), a column per Jacobian-vector product (forward mode)."""
+    basis = torch.eye(x.numel(), dtype=x.dtype, device=x.device)
+    return torch.stack([torch.func.jvp(f, (x,), (e,))[1] for e in basis], dim=1)
+
+
+def jacobian_reverse(f, x: torch.Tensor) -> torch.Tensor:
+    """The Jacobian (m, n) of f: R^n -> R^m at x (n,), a row per vector-Jacobian product (reverse mode)."""
+    y, vjp_fn = torch.func.vjp(f, x)
+    basis = torch.eye(y.numel(), dtype=y.dtype, device=y.device)
+    return torch.stack([vjp_fn(e)[0] for e in basis])
 
 
 def train_autograd_mlp(x: torch.Tensor, y: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
