@@ -220,8 +220,13 @@ def test_an_interrupted_batch_resumes_to_the_full_gradebook(released_course, not
         _submit(submitted, who, _with(source, scale=_gated(gate)))
     command = [sys.executable, "-m", "autograder", "grade", str(submitted), "--root",
                str(released_course.root), "--out", str(out), "--jobs", "2"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+    # Started as from a terminal: SIGINT at its default. An ignored SIGINT is inherited through
+    # exec, and Python then installs no KeyboardInterrupt handler; pytest-xdist's workers were seen
+    # with SIGINT ignored (/proc's SigIgn), which made grade ignore the test's Ctrl-C.
+    shim = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+            "os.execv(sys.argv[1], sys.argv[1:])")
+    process = subprocess.Popen([sys.executable, "-c", shim, *command], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         first = process.stderr.readline()  # the first progress line: one result is in
         assert "s0/00_fixture: 6/6" in first, first + process.stderr.read()
