@@ -23,7 +23,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Reinstall when the dependencies change. pip byte-compiles what it installs one file after
-# another; compileall does it on every core (measured here: 56 s for the environment against
+# another; compileall does it on every core (measured here: 64 s for the environment against
 # 73 s). The .pyc files must be there: where PYTHONDONTWRITEBYTECODE is set (as on this
 # project's machines), every kernel and subprocess would otherwise compile torch again. A module
 # that does not compile on this Python (torch's py312_intrinsics.py on 3.11) is skipped, as pip
