@@ -88,6 +88,7 @@ REASONS = {
     Failure.BAD_METADATA: "the notebook's nbgrader metadata is corrupted",
     Failure.CRASHED: "the grading process crashed",
 }
+MAX_NOTEBOOK_BYTES = 64 << 20  # a submission larger than this is not read (its outputs are cleared anyway)
 _LOG_KEPT = 20_000  # characters of nbgrader's log kept in a failed record
 GRADEBOOKS = "gradebooks"  # under a job's work_dir: each job's gradebook, in a folder of its own
 
@@ -182,8 +183,11 @@ def grade_submission(job: GradeJob) -> GradeResult:
         result.max_score = sum(points.values())
         result.cells = {gid: {"score": 0.0, "max_score": p, "error": ""} for gid, p in points.items()}
         try:
+            size = Path(job.notebook).stat().st_size
+            if size > MAX_NOTEBOOK_BYTES:
+                raise ValueError(f"{size / 2 ** 20:.0f} MiB; the limit is {MAX_NOTEBOOK_BYTES >> 20} MiB")
             nb = read_notebook(job.notebook)
-        except Exception as error:  # malformed JSON, not a notebook, unreadable file
+        except Exception as error:  # malformed JSON, not a notebook, unreadable file, too large
             result.failure = Failure.UNREADABLE
             result.reason = (f"{Path(job.notebook).name} is not a readable notebook "
                              f"({type(error).__name__}: {str(error).splitlines()[0][:200]})")
@@ -281,8 +285,9 @@ def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, co
         "autograde_preprocessors"].default()
     executor = next(step for step in pipeline if isinstance(step, type) and issubclass(step, Execute))
 
-    def execute(notebook: NotebookNode, folder: Path) -> None:
-        executor(config=config, log=logger).preprocess(notebook, {"metadata": {"path": str(folder)}})
+    def execute(notebook: NotebookNode, folder: Path, outbox: Path) -> None:
+        executor(config=config, log=logger, outbox=str(outbox)).preprocess(
+            notebook, {"metadata": {"path": str(folder)}})
 
     key = job.verify_key or secrets.token_hex(16)
     verification = trusted.verify(job.assignment, job.student_id, nb, source_nb, course / "verify",

@@ -13,12 +13,16 @@ Execute, instead:
   it is killed (its process group) and treated as dead from that cell on;
 - stops a notebook at `notebook_budget` seconds of wall-clock time: the cell running then is
   interrupted like a timeout, later cells are not run (NotRun);
-- starts kernels with a memory and a CPU limit, from the warm kernel server when there is one,
-  with the course's files hidden (`hide`) and, then, no network: autograder/warm_kernel.py,
-  kernel_server.py, sandbox.py. A kernel in a network namespace of its own cannot reach the
-  grader's 127.0.0.1, so kernels that are or may be sandboxed (`hide`, or forked by a server)
-  talk to it over Unix sockets (jupyter_client's ipc transport) in a private folder under
-  /tmp, removed with the kernel.
+- starts kernels with their limits, from the warm kernel server when there is one, in the
+  sandbox (autograder/warm_kernel.py, kernel_server.py, sandbox.py, cgroups.py): the course's
+  files hidden (`hide`), the machine read-only, no network. A kernel in a network namespace of
+  its own cannot reach the grader's 127.0.0.1, so it talks to the grader over Unix sockets
+  (jupyter_client's ipc transport) in a folder of its own under /tmp, the one folder it shares
+  with the grader: once the kernel listens, the folder is closed to it (it can no longer create
+  a file there) and it is removed with the kernel;
+- caps what a notebook's outputs can hold: `output_limit` bytes in all (later outputs are left
+  out, errors kept) and `output_item_limit` bytes per output (text cut, a larger image left out),
+  so that a 50 MB print makes neither a 50 MB autograded notebook nor a 50 MB feedback page.
 
 `kernel_deaths(nb)` and `budget_overruns(nb)` read these marks back from an autograded
 notebook, as warnings for the grading report.
@@ -27,6 +31,7 @@ notebook, as warnings for the grading report.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import re
@@ -41,7 +46,7 @@ from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
-from traitlets import Float, Integer, List, TraitError, Unicode, validate
+from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 
 from autograder.warm_kernel import WarmKernelManager
 
@@ -87,18 +92,34 @@ class GradingExecute(Execute):
 
     kernel_server = Unicode("", help="Unix socket of the warm kernel server "
                             "(autograder/kernel_server.py); empty: kernels start cold").tag(config=True)
+    sandbox = Bool(True, help="Run kernels in the sandbox (autograder/sandbox.py): the machine "
+                   "read-only, the course hidden, no network, one cgroup").tag(config=True)
     hide = List(Unicode(), help="Paths the kernel sees as empty folders or files: the course's "
-                "sources, reference answers, gradebook (autograder/sandbox.py)").tag(config=True)
+                "roots, the grader's HOME, the outputs (autograder/sandbox.py); empty: those of "
+                "this checkout's course (session.hidden_paths)").tag(config=True)
     interrupt_grace = Float(5.0, help="Seconds a kernel gets to stop after the timeout's "
                             "interrupt; still busy then, it is killed").tag(config=True)
-    memory_limit = Unicode("4G", help="Most memory a kernel may allocate (its data segment, "
-                           "RLIMIT_DATA), e.g. 4G or 512M; 'none': no limit").tag(config=True)
+    memory_limit = Unicode("4G", help="Most memory a kernel may allocate, all its processes "
+                           "together (its cgroup) and each one (RLIMIT_DATA), e.g. 4G or 512M; "
+                           "'none': no limit").tag(config=True)
+    process_limit = Integer(512, help="Tasks (processes and threads) of a kernel together; "
+                            "0: no limit").tag(config=True)
     cpu_limit = Integer(0, help="CPU seconds a kernel may use (RLIMIT_CPU), all threads "
                         "together; 0: no limit").tag(config=True)
+    tmp_size = Unicode("512M", help="A kernel's private /tmp and /dev/shm, each (memory)").tag(
+        config=True)
+    write_limit = Unicode("512M", help="What a kernel may write into its job folder (a private "
+                          "layer, gone with it), and its largest file").tag(config=True)
+    output_limit = Unicode("8M", help="Bytes of output a notebook keeps in all; later outputs "
+                           "are left out (errors are kept)").tag(config=True)
+    output_item_limit = Unicode("1M", help="Bytes one output keeps: text is cut, a larger image "
+                                "left out").tag(config=True)
+    outbox = Unicode("", help="File the kernel writes the trusted run's results to, through a "
+                     "descriptor (autograder/probes)").tag(config=True)
     notebook_budget = Integer(0, help="Wall-clock seconds for the whole notebook, kernel start "
                               "included; cells after it are not run; 0: no budget").tag(config=True)
 
-    @validate("memory_limit")
+    @validate("memory_limit", "tmp_size", "write_limit", "output_limit", "output_item_limit")
     def _valid_size(self, proposal):
         try:
             parse_size(proposal["value"])
@@ -114,17 +135,66 @@ class GradingExecute(Execute):
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
+        hide = list(self.hide)
+        if self.sandbox and not hide:  # nbgrader's own command line: this checkout's course
+            from autograder.session import hidden_paths
+
+            hide = list(hidden_paths())
         if isinstance(km, WarmKernelManager):
             km.server = self.kernel_server
-            km.hide = list(self.hide)
+            km.hide = hide if self.sandbox else []
+            km.sandbox = self.sandbox
             km.memory_limit = parse_size(self.memory_limit)
+            km.process_limit = self.process_limit if self.sandbox else 0
             km.cpu_limit = self.cpu_limit
-        if self.hide or self.kernel_server:  # sandboxed (a server may be), so without a network:
-            # Unix sockets instead of TCP (short paths: < 108 bytes)
+            km.tmp_size = parse_size(self.tmp_size)
+            km.write_limit = parse_size(self.write_limit)
+            km.outbox = self.outbox
+        if self.sandbox or self.kernel_server:  # without a network: Unix sockets instead of TCP,
+            # in a folder the kernel shares with the grader (short paths: < 108 bytes)
             folder = tempfile.mkdtemp(prefix="agk-ipc-", dir="/tmp" if os.path.isdir("/tmp") else None)
             self._ipc_folders.append(folder)
             km.transport, km.ip = "ipc", os.path.join(folder, "k")
+            km.connection_file = os.path.join(folder, "kernel.json")
+            if isinstance(km, WarmKernelManager):
+                km.share = [folder]
         return km
+
+    async def async_start_new_kernel_client(self):
+        """Start the kernel; once it listens, close its socket folder to it (it can no longer
+        create a file the grader's machine keeps)."""
+        client = await super().async_start_new_kernel_client()
+        for folder in self._ipc_folders[-1:]:
+            try:
+                os.chown(folder, os.geteuid(), os.getegid())
+                os.chmod(folder, 0o700)
+            except OSError:
+                pass
+        return client
+
+    # -- outputs --------------------------------------------------------------------------------
+
+    def process_message(self, msg, cell, cell_index):
+        kind = msg.get("msg_type")
+        if kind in ("stream", "display_data", "execute_result", "update_display_data", "error"):
+            content = msg.get("content") or {}
+            item = parse_size(self.output_item_limit)
+            if kind == "error":
+                content["evalue"] = str(content.get("evalue", ""))[:item]
+                content["traceback"] = [str(line)[:item] for line in content.get("traceback", [])][-200:]
+            else:
+                size = _size(content)
+                self._output_bytes += size
+                if self._output_bytes > parse_size(self.output_limit):
+                    if not self._output_cut:
+                        self._output_cut = True
+                        cell.outputs.append(new_output("stream", name="stdout", text=(
+                            f"\n[outputs from here on left out: this notebook's outputs passed "
+                            f"{self.output_limit}B]\n")))
+                    return None
+                if size > item:
+                    _shorten(content, item)
+        return super().process_message(msg, cell, cell_index)
 
     # -- the notebook ---------------------------------------------------------------------------
 
@@ -134,6 +204,7 @@ class GradingExecute(Execute):
         self._budget_limited = self._timed_out = False  # this cell's timeout is the budget's; fired
         self._killed: str | None = None  # why this cell's kernel was killed
         self._ipc_folders: list[str] = []
+        self._output_bytes, self._output_cut = 0, False
         try:
             return super().preprocess(nb, resources, km)
         finally:
@@ -249,6 +320,26 @@ class GradingExecute(Execute):
             if not await ensure_async(self.km.is_alive()):
                 return
             await asyncio.sleep(0.1)
+
+
+def _size(content: dict) -> int:
+    """Bytes an output message carries (its text or its data), roughly."""
+    if "text" in content:
+        return len(str(content["text"]))
+    return sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in
+               (content.get("data") or {}).values())
+
+
+def _shorten(content: dict, limit: int) -> None:
+    """Cut an output message to `limit` bytes: its text cut, larger data left out."""
+    note = f"\n[output cut: it passed {limit} bytes]\n"
+    if "text" in content:
+        content["text"] = str(content["text"])[:limit] + note
+        return
+    data = content.get("data") or {}
+    text = str(data.get("text/plain", ""))[:limit]
+    content["data"] = {"text/plain": text + note}
+    content["metadata"] = {}
 
 
 # -- reading the marks back ----------------------------------------------------------------------

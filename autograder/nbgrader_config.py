@@ -8,9 +8,12 @@ whose nbgrader_config.py says `load_subconfig("autograder/nbgrader_config.py")`:
     PATH=.venv/bin:$PATH nbgrader autograde 01_numpy_mlp
 
 Environment: AUTOGRADER_CELL_TIMEOUT (seconds per cell, default 60), AUTOGRADER_INTERRUPT_GRACE
-(seconds, default 5), AUTOGRADER_KERNEL_MEMORY (default 4G; "none"), AUTOGRADER_KERNEL_CPU (CPU
-seconds, default 1200; 0: none), AUTOGRADER_NOTEBOOK_BUDGET (seconds per notebook, default 600;
-0: none). Autograde's pipelines are declared here (GradingExecute in place of Execute, the cell
+(seconds, default 5), AUTOGRADER_KERNEL_MEMORY (default 4G; "none"), AUTOGRADER_KERNEL_PROCESSES
+(default 512), AUTOGRADER_KERNEL_TMP (default 512M), AUTOGRADER_KERNEL_WRITES (default 512M),
+AUTOGRADER_OUTPUT_LIMIT (default 8M), AUTOGRADER_KERNEL_CPU (CPU seconds, default 1200; 0: none),
+AUTOGRADER_NOTEBOOK_BUDGET (seconds per notebook, default 600; 0: none). Kernels run in the
+sandbox of autograder/sandbox.py (GradingExecute.sandbox); docs/design.md's "Threat model" says
+what it guarantees. Autograde's pipelines are declared here (GradingExecute in place of Execute, the cell
 repairs), so nbgrader's own command line grades exactly as `python -m autograder grade` does
 before its trusted run (autograder/verify.py), which nbgrader has no place for.
 """
@@ -90,12 +93,30 @@ c.Execute.shutdown_kernel = "immediate"
 # would make every later cell time out in turn: a 40-cell notebook, 40 minutes. After this grace
 # the kernel is killed; the cells before keep their points, the later ones are not run.
 c.GradingExecute.interrupt_grace = float(os.environ.get("AUTOGRADER_INTERRUPT_GRACE", "5"))
-# Memory a kernel may allocate (RLIMIT_DATA: heap, arrays, tensors; not the address space torch
-# only reserves). Measured (CPU): a kernel with torch, helpers and matplotlib imported holds 0.9 GiB,
-# warm or cold; the course's source notebooks peak at 0.9-1.5 GiB (07_finetune_resnet18 the most).
-# Not measured on a GPU, where CUDA's own host memory adds to it. 4G leaves room for a student's less frugal answer, and a cell asking for 50 GB
-# gets a MemoryError at once instead of waking the machine's OOM killer. "none": no limit.
+# Memory a kernel may allocate: all its processes together (its cgroup, autograder/cgroups.py:
+# three children of 2 GB each no longer fit under a per-process limit) and each one (RLIMIT_DATA:
+# heap, arrays, tensors, not the address space torch only reserves, so that one cell asking for 50 GB
+# gets a MemoryError at once instead of the cgroup's OOM kill). Measured (CPU): a kernel with torch,
+# helpers and matplotlib imported holds 0.9 GiB, warm or cold (a warm kernel's pages are mostly the
+# server's, charged there); the course's source notebooks peak at 0.9-1.5 GiB (07_finetune_resnet18
+# the most). Not measured on a GPU, where CUDA's own host memory adds to it. 4G leaves room for a
+# student's less frugal answer. "none": no limit.
 c.GradingExecute.memory_limit = os.environ.get("AUTOGRADER_KERNEL_MEMORY", "4G")
+# Tasks (processes and threads) of one kernel together, in its cgroup: ipykernel runs about 10
+# threads, torch one per core, a DataLoader a few workers; a fork bomb stops here. 0: none.
+c.GradingExecute.process_limit = int(os.environ.get("AUTOGRADER_KERNEL_PROCESSES", "512"))
+# A kernel's private /tmp and /dev/shm (each; tmpfs, so memory, counted in its cgroup): DataLoader
+# workers pass batches through /dev/shm, torch.compile caches in /tmp. Gone with the kernel.
+c.GradingExecute.tmp_size = os.environ.get("AUTOGRADER_KERNEL_TMP", "512M")
+# What a kernel may write into its job folder (a private layer over it that the grader never reads:
+# a checkpoint, a plot saved to a file), and the largest file it may write anywhere (RLIMIT_FSIZE,
+# which also bounds the trusted run's outbox, the one file a kernel writes that the grader reads).
+c.GradingExecute.write_limit = os.environ.get("AUTOGRADER_KERNEL_WRITES", "512M")
+# Outputs a notebook keeps (the autograded notebook, the feedback page): in all, and per output. The
+# course's solutions keep under 1 MB each (08, its plots, the most); 8M leaves room for a student's
+# extra plots, and a runaway print loop stops filling the grader's memory and the student's page.
+c.GradingExecute.output_limit = os.environ.get("AUTOGRADER_OUTPUT_LIMIT", "8M")
+c.GradingExecute.output_item_limit = "1M"
 # CPU seconds per kernel (all its threads): a backstop behind the wall-clock budget for work that
 # spins on many threads; at the limit the kernel dies, the points before it are kept. 0: none.
 c.GradingExecute.cpu_limit = int(os.environ.get("AUTOGRADER_KERNEL_CPU", "1200"))

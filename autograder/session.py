@@ -3,12 +3,14 @@
 `GradingSession` is entered once per command. It
 - makes the session's private folder under build/work/ (the template, the gradebooks, every
   job's course folder: removed on exit, whatever happened);
-- says what no kernel may read (`private_paths`: the answers, the tests and grading folders, the
-  history, the session's folder, and what the command adds: submissions, output);
+- says what no kernel may read (`hidden_paths`: the course's roots and this checkout's, the
+  grader's HOME, the reference answers, the session's folder, and what the command adds:
+  submissions, output); autograder/sandbox.py binds back what a kernel needs to run;
 - gives each kernel its share of the cores (`limit_kernel_threads`);
 - starts the warm kernel server (autograder/kernel_server.py) where the backend's workers run on
-  this machine, sandboxed like the kernels it forks;
-- reports, one line each, what it could not do: hide the files, cut the network;
+  this machine;
+- reports, one line each, what of the sandbox this machine cannot give (sandbox.problems,
+  cgroups.problem), and removes the cgroups of kernels whose launcher was killed;
 - runs the jobs (`run`) on the backend (autograder/backends.py), results in job order.
 """
 
@@ -22,26 +24,30 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from autograder import sandbox
+from autograder import cgroups, sandbox
 from autograder.backends import LocalPool
 from autograder.engine import GradeJob, GradeResult, default_jobs
 from autograder.kernel_server import KernelServer
 from autograder.layout import Course
 
-# Folders of the course that no grading kernel may read: the answers, hidden tests, mutants and
-# probes, and the history that holds them all.
-PRIVATE_FOLDERS = ("source", "tests", "grading", ".git")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def private_paths(course_root: Path, *extra: Path) -> tuple[str, ...]:
-    """What no grading kernel may read (autograder/sandbox.py hides it): PRIVATE_FOLDERS, the
-    reference answers, and `extra` (the grader's template, gradebooks, submissions, output)."""
+def hidden_paths(course_root: Path | None = None, *extra: Path) -> tuple[str, ...]:
+    """What no grading kernel may read (autograder/sandbox.py hides it; what a kernel needs to
+    run, the environment and the course's packages, is bound back): the graded course's root,
+    this checkout's when it is a course (its answers), the grader's HOME (its tokens, other
+    copies of the course), the reference answers, and `extra` (the session's folder, the
+    submissions, the output)."""
     import helpers.reference
+    from autograder.course import REPO_ROOT
 
-    root = Path(course_root)
-    paths = [*(root / name for name in PRIVATE_FOLDERS), Path(helpers.reference.__file__).parent, *extra]
-    return tuple(str(Path(p).resolve()) for p in paths)
+    roots = [Path(course_root)] if course_root is not None else []
+    if any((REPO_ROOT / name).is_dir() for name in ("source", "grading", ".git")):
+        roots.append(REPO_ROOT)
+    homes = {os.path.expanduser("~"), os.environ.get("HOME", "")} - {"", "/"}
+    paths = [*roots, *map(Path, homes), Path(helpers.reference.__file__).parent, *extra]
+    return tuple(sorted({str(Path(p).resolve()) for p in paths}))
 
 
 @contextmanager
@@ -109,7 +115,7 @@ class GradingSession:
     """The shared setup of one `check` or `grade` run, for the length of a `with` block.
 
     name: the command (the private folder's prefix); hidden: paths kernels must not read on top
-    of `private_paths` (grade: the submissions and the output folder); warm_kernels: fork
+    of `hidden_paths` (grade: the submissions and the output folder); warm_kernels: fork
     kernels from a server (default: yes unless AUTOGRADER_WARM_KERNELS=0); warn: where the
     one-line warnings go (default: stderr). Inside the block: `.dir` (the private folder),
     `.hide` (for every GradeJob), `.kernel_server` (socket or None), `.warnings`.
@@ -136,19 +142,17 @@ class GradingSession:
         try:
             self.dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{self.name}-", dir=work)))
             stack.enter_context(limit_kernel_threads(self.n_jobs))
-            # Each kernel hides all of it but its own job's folder; the server hides what does
-            # not hold the jobs (it forks kernels that must reach theirs).
-            self.hide = private_paths(self.course.root, *self.hidden, self.dir)
-            inside = str(self.dir.resolve())
-            server_hide = [p for p in self.hide if p != inside and not inside.startswith(p.rstrip("/") + "/")]
+            # Each kernel hides all of it but its own job's folder.
+            self.hide = hidden_paths(self.course.root, *self.hidden, self.dir)
             if self.backend.local:  # started first: it preloads torch while the caller prepares
-                server = stack.enter_context(KernelServer(self.warm_kernels, hide=server_hide))
+                server = stack.enter_context(KernelServer(self.warm_kernels))
                 self.kernel_server = server.socket
-            # Warm or cold, kernels enter the same sandbox (the launcher does it for cold ones):
-            # what this machine allows is what they get.
-            problem = sandbox.problem() or sandbox.network_problem()
+            # Warm or cold, kernels enter the same sandbox: what this machine allows is what they get.
+            self.warnings += sandbox.problems()
+            problem = cgroups.problem()
             if problem:
                 self.warnings.append(problem)
+            stack.callback(cgroups.sweep)
             for line in self.warnings:
                 self.warn(line)
         except BaseException:

@@ -36,6 +36,7 @@ from autograder import scan
 from autograder.execute import KERNEL_DIED
 from autograder.notebooks import grade_id, is_solution, is_test, nbgrader
 from autograder.probes import Verdict, judge, kernel_cells, kernel_inputs, load_outputs, probe_for
+from autograder.sandbox import OUTBOX_FD
 
 
 @dataclass
@@ -156,9 +157,9 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
     (grading/<assignment>/probe.py of the course at `root`; default: $AUTOGRADER_ROOT, else this
     checkout).
 
-    execute(nb, folder): runs a notebook in a fresh kernel with cwd `folder` (the engine passes
-    nbgrader's Execute, configured like the one that ran the tests); it must not raise for errors
-    in cells. When the kernel dies it marks the cell (GradingExecute) or raises; a death in the
+    execute(nb, folder, outbox): runs a notebook in a fresh kernel with cwd `folder` (the engine
+    passes nbgrader's Execute, configured like the one that ran the tests), the kernel holding
+    `outbox` open for writing as sandbox.OUTBOX_FD; it must not raise for errors in cells. When the kernel dies it marks the cell (GradingExecute) or raises; a death in the
     student's code runs the cells before it again, alone (see the module's docstring).
     """
     probe = probe_for(assignment, root)
@@ -174,11 +175,13 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
     inputs = probe.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))
     in_path = folder / "inputs.npz"
     np.savez(in_path, **kernel_inputs(inputs))  # private inputs stay here
-    outputs, died = _run(probe, source_nb, [text for _, text in cells], in_path, folder, execute)
+    expected = probe.expected(inputs)  # first: what may come back is bounded by it
+    outputs, died = _run(probe, source_nb, [text for _, text in cells], in_path, folder, execute,
+                         expected)
     if died is not None:  # the student's code killed the kernel: run what came before it, alone
         outputs, _ = _run(probe, source_nb, [text for _, text in cells[:died]], in_path, folder,
-                          execute, attempt=1)
-    verdicts = judge(probe, inputs, outputs)
+                          execute, expected, attempt=1)
+    verdicts = judge(probe, inputs, outputs, expected)
     if died is not None:
         for exercise, why in crash_failures(cells, died, solutions).items():
             if exercise in verdicts:
@@ -190,24 +193,25 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
 
 
 def _run(module, source_nb: NotebookNode, student: list[str], in_path: Path, folder: Path,
-         execute, attempt: int = 0) -> tuple[dict[str, np.ndarray], int | None]:
+         execute, expected: dict, attempt: int = 0) -> tuple[dict[str, np.ndarray], int | None]:
     """Run `student`'s cells, then the probes, in one fresh kernel.
 
     Returns (the outputs the probes saved, the index in `student` of the cell that killed the
     kernel, or None when none did: a death in a probe costs that probe and the later ones only).
+    The outputs are read only as far as `expected` (the reference's records) bounds them.
     """
     out_path = folder / f"outputs-{attempt}.npz"
     nb = nbformat.v4.new_notebook()
     nb.metadata = copy.deepcopy(source_nb.metadata)
     nb.cells = [nbformat.v4.new_code_cell(text) for text in student]
-    nb.cells += [nbformat.v4.new_code_cell(text) for text in kernel_cells(module, in_path, out_path)]
+    nb.cells += [nbformat.v4.new_code_cell(text) for text in kernel_cells(module, in_path, OUTBOX_FD)]
     try:
-        execute(nb, folder)
+        execute(nb, folder, out_path)
         raised = False
     except Exception:  # an executor that lets a dead kernel through: the outputs saved so far count
         raised = True
     try:
-        outputs = load_outputs(out_path)
+        outputs = load_outputs(out_path, expected)
     except (OSError, ValueError, EOFError):  # none written, or not plain arrays: nothing passes
         outputs = {}
     died = death_cell(nb, raised)

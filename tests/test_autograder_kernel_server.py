@@ -16,15 +16,14 @@ from autograder.warm_kernel import WarmKernelManager
 pytestmark = pytest.mark.slow
 
 PROBE = """import os, sys
-print("torch" in sys.modules, os.getppid(), os.getcwd() == os.path.realpath(os.environ["PROBE_DIR"]))
+print("torch" in sys.modules, os.getppid(), os.getcwd() == os.path.realpath({folder!r}))
 import torch
 torch.manual_seed(0)
 print(float(torch.randn(1)))"""
 
 
 def run_probe(tmp_path, monkeypatch, server: str | None) -> list[str]:
-    monkeypatch.setenv("PROBE_DIR", str(tmp_path))
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PROBE)])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PROBE.format(folder=str(tmp_path)))])
     client = NotebookClient(nb, kernel_name="python3", kernel_manager_class=WarmKernelManager,
                             resources={"metadata": {"path": str(tmp_path)}})
     client.create_kernel_manager().server = server or ""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import check, grade, sandbox, session
+from autograder import cgroups, check, grade, sandbox, session
 from autograder.layout import Course
 
 AUTOGRADER = Path(__file__).resolve().parent.parent / "autograder"
@@ -43,10 +43,14 @@ def test_no_module_of_the_grader_imports_itself_back():
         visit(name, [name])
 
 
-def test_kernels_never_see_the_grading_folders(tmp_path):
-    hidden = session.private_paths(tmp_path, tmp_path / "out")
-    for name in ("source", "tests", "grading", ".git", "out"):
-        assert str((tmp_path / name).resolve()) in hidden
+def test_kernels_never_see_the_course_the_checkout_home_or_the_output(tmp_path):
+    import helpers.reference
+    from autograder.course import REPO_ROOT
+
+    hidden = session.hidden_paths(tmp_path, tmp_path / "out")
+    for path in (tmp_path, tmp_path / "out", REPO_ROOT, Path.home(),
+                 Path(helpers.reference.__file__).parent):
+        assert str(path.resolve()) in hidden
 
 
 def test_check_and_grade_run_in_the_same_session_class():
@@ -54,13 +58,13 @@ def test_check_and_grade_run_in_the_same_session_class():
 
 
 def test_a_session_says_once_what_it_cannot_do_and_cleans_up(fixture_course: Course, monkeypatch):
-    monkeypatch.setattr(sandbox, "problem", lambda: None)
-    monkeypatch.setattr(sandbox, "network_problem", lambda: "grading kernels can reach the network (test)")
+    monkeypatch.setattr(sandbox, "problems", lambda: ["grading kernels can reach the network (test)"])
+    monkeypatch.setattr(cgroups, "problem", lambda: None)
     lines = []
     with session.GradingSession(fixture_course, "check", warm_kernels=False, hidden=[fixture_course.root / "x"],
                                 warn=lines.append) as run:
         assert run.dir.is_dir() and str(run.dir.resolve()) in run.hide
-        assert str((fixture_course.root / "grading").resolve()) in run.hide
+        assert str(fixture_course.root.resolve()) in run.hide
         assert run.kernel_server is None
         folder = run.dir
     assert not folder.exists()

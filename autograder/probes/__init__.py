@@ -185,12 +185,14 @@ def probe_for(assignment: str, root: Path | None = None) -> Probe | None:
 
 # -- the kernel cells --------------------------------------------------------------------------------
 
-def kernel_cells(probe: Probe, in_path: Path, out_path: Path) -> list[str]:
-    """The code cells that run `probe` in a kernel: one to load it, then one per exercise."""
+def kernel_cells(probe: Probe, in_path: Path, out: Path | int) -> list[str]:
+    """The code cells that run `probe` in a kernel: one to load it, then one per exercise.
+    out: where the records go, a path or a descriptor the kernel holds (the sandbox's outbox)."""
+    target = out if isinstance(out, int) else json.dumps(str(out))
     setup = ("from autograder.probes.kernel import start as __autograder_start\n"
              f"__autograder_run = __autograder_start({json.dumps(probe.source)}, "
              f"{json.dumps('grading_probe_' + probe.assignment)}, {json.dumps(str(in_path))}, "
-             f"{json.dumps(str(out_path))}, {probe.numpy_only}, globals())\n"
+             f"{target}, {probe.numpy_only}, globals())\n"
              "del __autograder_start\n")
     return [setup] + [f"__autograder_run({json.dumps(name)})" for name in probe.exercises]
 
@@ -215,10 +217,64 @@ def run_in_namespace(probe: Probe, namespace: dict, inputs: Mapping[str, np.ndar
     return load_outputs(out_path)
 
 
-def load_outputs(path: Path) -> dict[str, np.ndarray]:
-    """The arrays a kernel saved; plain data only (a pickle in the file raises ValueError)."""
-    with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}
+# What a kernel may hand back beyond the reference's records: the error and torch notes
+# (kernel.ERROR, kernel.TORCH: a line of 300 characters, 8 names), and slack for a wrong shape.
+_NOTE_ELEMENTS, _SLACK, _FLOOR = 8, 4, 4096
+_KINDS = "biufUS"  # booleans, integers, floats, strings: nothing else is plain data
+
+
+def load_outputs(path: Path, expected: Mapping[str, Mapping[str, np.ndarray]] | None = None
+                 ) -> dict[str, np.ndarray]:
+    """The arrays a kernel saved, plain data only (a pickle in the file raises ValueError).
+
+    expected: the reference's records (exercise -> key -> array). Each array's header is read
+    first and the array loaded only when its dtype is plain and its size is near what the probe
+    expects (at most 4x the reference's elements, or 4096): a few-MB file that inflates to GBs, an
+    array nobody asked for or an object array is refused before it takes any memory (ValueError).
+    """
+    import zipfile
+
+    limits: dict[str, int] = {}
+    for exercise, records in (expected or {}).items():
+        for key, value in records.items():
+            limits[f"{exercise}/{key}"] = max(_SLACK * int(np.asarray(value).size), _FLOOR)
+        for note in (ERROR, TORCH):
+            limits[f"{exercise}/{note}"] = _NOTE_ELEMENTS
+    out: dict[str, np.ndarray] = {}
+    if Path(path).stat().st_size == 0:  # the kernel ended before its first record
+        return out
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as error:
+        raise ValueError(f"not the records of a probe: {error}") from None
+    with archive:
+        for info in archive.infolist():
+            key = info.filename.removesuffix(".npy")
+            limit = _limit(key, limits)
+            if expected is not None and limit is None:
+                continue  # nothing the probe asked for: never read
+            with archive.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                          else np.lib.format.read_array_header_2_0)
+                shape, _, dtype = reader(f)
+            size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+            if dtype.kind not in _KINDS or dtype.itemsize > 4 * 1024:
+                raise ValueError(f"{key}: dtype {dtype} is not plain data")
+            if limit is not None and size > limit:
+                raise ValueError(f"{key}: {size} elements, far more than the {limit} expected")
+            if info.file_size > size * dtype.itemsize + 4096:
+                raise ValueError(f"{key}: {info.file_size} bytes for {size} elements")
+            with archive.open(info) as f:
+                out[key] = np.lib.format.read_array(f, allow_pickle=False)
+    return out
+
+
+def _limit(key: str, limits: Mapping[str, int]) -> int | None:
+    """The size limit of a record: its own, or that of the key it numbers (`saved.0` of `saved`)."""
+    while key not in limits and "." in key.rsplit("/", 1)[-1]:
+        key = key.rsplit(".", 1)[0]
+    return limits.get(key)
 
 
 # -- the trusted side ---------------------------------------------------------------------------------

@@ -86,9 +86,10 @@ def load_module(source: str, name: str) -> types.ModuleType:
     return module
 
 
-def start(source: str, name: str, in_path: str, out_path: str, numpy_only: bool,
+def start(source: str, name: str, in_path: str, out_path: str | int, numpy_only: bool,
           namespace: Mapping[str, Any]) -> Callable[[str], None]:
-    """In the kernel: load the probe, then return run(exercise), which saves its records to out_path."""
+    """In the kernel: load the probe, then return run(exercise), which saves its records to
+    out_path (a path, or a descriptor the kernel holds: the sandbox's outbox)."""
     probe = load_module(source, name).PROBE
     answers = Names(namespace)
     inputs = dict(np.load(in_path, allow_pickle=False))
@@ -110,7 +111,13 @@ def start(source: str, name: str, in_path: str, out_path: str, numpy_only: bool,
         if numpy_only and spy.calls:
             records[f"{exercise}/{TORCH}"] = np.asarray(sorted(set(spy.calls))[:8])
         saved.update(records)
-        np.savez(Path(out_path), **saved)
+        if isinstance(out_path, int):  # the outbox: rewritten whole each time
+            with open(out_path, "wb", closefd=False) as f:
+                f.seek(0)
+                f.truncate()
+                np.savez(f, **saved)
+        else:
+            np.savez(Path(out_path), **saved)
 
     return run
 
