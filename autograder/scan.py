@@ -232,9 +232,18 @@ def top_level_reads(source: str) -> set[str]:
 
 
 def _python_only(source: str) -> str:
-    """The cell with IPython's magics and shell escapes (%timeit, !pip) blanked, so it parses."""
-    lines = []
-    for line in source.splitlines():
-        stripped = line.lstrip()
-        lines.append(line[:len(line) - len(stripped)] + "pass" if stripped[:1] in ("%", "!") else line)
-    return "\n".join(lines)
+    """The cell as the kernel runs it: IPython's own input transformer turns magics and shell
+    escapes (`%timeit f()`, `x = !ls`, `%%time`) into the calls they are, so that nothing else in
+    the cell goes unread. The calls it writes go to a name no check flags; `get_ipython` that the
+    student wrote stays what it is."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # no IPython: blank the magic lines
+        return "\n".join("pass" if line.lstrip()[:1] in ("%", "!") else line for line in source.splitlines())
+    try:
+        python = TransformerManager().transform_cell(source)
+    except Exception:  # IPython could not read it either: the cell cannot run
+        return source
+    if "get_ipython" not in source:
+        python = python.replace("get_ipython()", "__ipython_magic__()")
+    return python

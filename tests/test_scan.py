@@ -44,6 +44,11 @@ TAMPERING = {
     "open": ("text = open('/etc/hostname').read()", "open"),
     "the reference": ("from helpers.reference import nn_modules", "helpers.reference"),
     "the reference by getattr": ("import helpers\nr = getattr(helpers, 'reference')", "helpers.reference"),
+    # IPython syntax in a line of the cell does not blind the scan to the rest of it
+    "ctypes after a shell escape": ("_x = !true\nimport ctypes", "ctypes"),
+    "exec in a cell magic's neighbour": ("%time y = 1\nexec('x = 1')", "exec"),
+    "get_ipython beside a magic": ("%matplotlib inline\nget_ipython().events.register('pre_run_cell', print)",
+                                   "get_ipython"),
 }
 
 
@@ -145,3 +150,9 @@ def test_tampering_in_a_solution_cell_fails_its_exercise():
     cells, _ = verify.student_code(submitted, source)
     failures, _ = verify.scan_failures(cells, solutions, ())
     assert set(failures) == {"TwoLayerNet"} and "setattr(torch.testing" in failures["TwoLayerNet"]
+
+
+def test_magics_and_shell_escapes_are_no_finding_by_themselves():
+    """IPython syntax read as the kernel runs it: the calls it makes are not the student's get_ipython."""
+    code = "%timeit y = 1\nfiles = !ls\n%matplotlib inline\nimport numpy as np\nz = np.zeros(3)"
+    assert scan.findings(code, modules=SETUP_IMPORTS) == []

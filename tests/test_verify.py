@@ -128,3 +128,41 @@ def test_a_cells_own_judgment_withdraws_that_cell_alone():
     assert cells["test_train"]["score"] == cells["test_train_70"]["score"] == 1.0
     with pytest.raises(ProbeError, match="cells"):
         Exercise(lambda answers, inputs, record: None, cells={"test_x": "not a function"})
+
+
+# -- what a kernel hands back is read bounded (threat model: "bounded before anything reads it") ---
+
+EXPECTED = {"relu": {"out": np.zeros(10), "saved": np.zeros(10), "dtype": np.asarray("float64")}}
+
+
+def test_an_outbox_that_inflates_to_far_more_than_expected_is_refused_before_it_is_read(tmp_path):
+    """A few hundred KB that inflate to 256 MB (savez_compressed of zeros): refused on its header,
+    without the memory to hold it."""
+    import tracemalloc
+
+    from autograder.probes import load_outputs
+
+    path = tmp_path / "outputs.npz"
+    np.savez_compressed(path, **{"relu/out": np.zeros(256 << 20, dtype=np.uint8)})
+    assert path.stat().st_size < 1 << 20
+    tracemalloc.start()
+    with pytest.raises(ValueError, match="far more than"):
+        load_outputs(path, EXPECTED)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 16 << 20, peak
+
+
+def test_an_outbox_holds_only_what_the_probe_asked_for_in_plain_dtypes(tmp_path):
+    from autograder.probes import load_outputs
+
+    path = tmp_path / "outputs.npz"
+    np.savez(path, **{"relu/out": np.ones(10), "relu/saved.0": np.ones(10), "relu/junk": np.ones(10 ** 6),
+                      "relu/__error__": np.asarray("ValueError: no")})
+    got = load_outputs(path, EXPECTED)
+    assert sorted(got) == ["relu/__error__", "relu/out", "relu/saved.0"]  # never read: junk
+    np.savez(path, **{"relu/out": np.asarray([1 + 2j] * 10)})
+    with pytest.raises(ValueError, match="not plain data"):
+        load_outputs(path, EXPECTED)
+    path.write_bytes(b"")  # the kernel died before its first record
+    assert load_outputs(path, EXPECTED) == {}
