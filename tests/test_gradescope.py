@@ -189,55 +189,107 @@ def _run_autograder(autograder_zip: Path, tmp_path: Path, notebook: Path, name: 
     return results
 
 
-def kernel_looks(private: list[str], visible: str, report: str) -> None:
-    """Run in the grading kernel: write to `report` what it could read of each path."""
-    import json
+def kernel_looks(private: list[str], visible: str) -> None:
+    """Run in the grading kernel, after the answers: break `sigmoid` when it could read any of
+    `private` or could not read `visible`. The kernel can leave no file the test could read; the
+    trusted run, which runs this cell too, turns what it saw into points withdrawn."""
     import os
 
-    def seen(path: str) -> str:
+    def seen(path: str) -> bool:
         try:
             if os.path.isdir(path):
-                return "listed: " + ", ".join(sorted(os.listdir(path)))
+                return bool(os.listdir(path))
             with open(path, "rb") as f:
-                return f"read {len(f.read())} bytes"
-        except OSError as error:
-            return type(error).__name__
+                return bool(f.read())
+        except OSError:
+            return False
 
-    with open(report, "w") as f:
-        json.dump({path: seen(path) for path in [*private, visible]}, f)
+    if any(seen(path) for path in private) or not seen(visible):
+        globals()["sigmoid"] = lambda x: x * 0
 
 
-def looking_notebook(notebook: Path, dest: Path, private: list[str], visible: str, report: Path) -> Path:
+def looking_notebook(notebook: Path, dest: Path, private: list[str], visible: str) -> Path:
     """`notebook` with a cell of the student's own that calls kernel_looks."""
     nb = read_notebook(notebook)
-    call = f"kernel_looks({private!r}, {visible!r}, {str(report)!r})"
+    call = f"kernel_looks({private!r}, {visible!r})"
     nb.cells.append(nbformat.v4.new_code_cell(inspect.getsource(kernel_looks) + "\n\n" + call))
     nbformat.write(nb, dest)
     return dest
 
 
+SANDBOXED = sandbox.sandboxed()
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(sandbox.problem() is not None, reason=f"{sandbox.problem()}")
+@pytest.mark.skipif(not SANDBOXED, reason="; ".join(sandbox.problems()))
 def test_run_autograder_gives_the_solution_full_marks_and_hides_the_grading_folder(autograder_zip, tmp_path):
     # The zip carries course/grading/<assignment>/ (probe, mutants, variants) and the source
     # notebook: the student's kernel, started by run_autograder, must find them empty.
     course = tmp_path / "autograder" / "source" / "course"
-    private = [str(course / "grading"), str(course / "grading" / ASSIGNMENT),
-               str(course / "grading" / ASSIGNMENT / "probe.py"),
+    private = [str(course / "grading"), str(course / "grading" / ASSIGNMENT / "probe.py"),
                str(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")]
-    visible = str(tmp_path / "autograder" / "source" / "run_autograder")  # the same kernel reads this
-    report = tmp_path / "kernel_saw.json"
     submission = looking_notebook(COURSE.source_notebook(ASSIGNMENT), tmp_path / "solution.ipynb",
-                                  private, visible, report)
+                                  private, "/etc/passwd")
     results = _run_autograder(autograder_zip, tmp_path, submission, f"Copy of {ASSIGNMENT}.ipynb")
-    assert results["score"] == FULL_MARKS
+    assert results["score"] == FULL_MARKS, results["output"]
     verdicts = [t for t in results["tests"] if "status" in t]
     assert len(verdicts) == len(ALL_PASSED) and all(t["status"] == "passed" for t in verdicts)
     assert "renamed notebook" in results["output"]
-    saw = json.loads(report.read_text())
-    assert saw[visible].startswith("read ") and saw[visible] != "read 0 bytes"
-    assert saw[private[0]] == "listed: "  # an empty folder where the probes and mutants are
-    assert {saw[path] for path in private[1:]} == {"FileNotFoundError"}
+    # The control: a kernel that can read the probe loses the points (the channel works).
+    (tmp_path / "control").mkdir()
+    spying = looking_notebook(COURSE.source_notebook(ASSIGNMENT), tmp_path / "spying.ipynb",
+                              ["/etc/passwd"], "/etc/passwd")
+    assert _run_autograder(autograder_zip, tmp_path / "control", spying,
+                           f"{ASSIGNMENT}.ipynb")["score"] < FULL_MARKS
+
+
+PLANT_RESULTS = """import json, os
+results = {root!r} + "/results"
+try:
+    with open(results + "/results.json", "w") as f:
+        json.dump({{"score": 100, "output": "planted", "tests": []}}, f)
+    os.makedirs(results + "/results.json.partial", exist_ok=True)
+except OSError:
+    pass
+"""
+
+
+@pytest.mark.slow
+def test_run_autograder_writes_results_json_itself_whatever_a_kernel_planted(autograder_zip, tmp_path):
+    """A cell writes results.json (100 points) and makes results.json.partial a folder: the
+    results Gradescope reads are the grader's (the release scores 0), written after the kernels."""
+    nb = read_notebook(COURSE.release_notebook(ASSIGNMENT))
+    nb.cells.insert(1, nbformat.v4.new_code_cell(PLANT_RESULTS.format(root=str(tmp_path / "autograder"))))
+    submission = tmp_path / "planting.ipynb"
+    nbformat.write(nb, submission)
+    results = _run_autograder(autograder_zip, tmp_path, submission, f"{ASSIGNMENT}.ipynb")
+    assert results["score"] == 0 and results["output"] != "planted"
+
+
+def test_write_results_replaces_a_planted_file_and_a_folder_in_its_way(tmp_path):
+    from autograder.gradescope.results import write_results
+
+    target = tmp_path / "results" / "results.json"
+    target.parent.mkdir()
+    target.write_text('{"score": 100}')
+    (tmp_path / "results" / "results.json.partial").mkdir()
+    write_results({"score": 0, "output": "ours", "tests": []}, target)
+    assert json.loads(target.read_text())["output"] == "ours"
+    target.unlink()
+    target.mkdir()  # a folder where the file goes
+    write_results({"score": 0, "output": "ours again", "tests": []}, target)
+    assert json.loads(target.read_text())["output"] == "ours again"
+
+
+def test_a_grader_fault_still_writes_a_valid_results_json_that_says_why(tmp_path):
+    from autograder.gradescope.results import grade_gradescope
+
+    (tmp_path / "source" / "course" / "source").mkdir(parents=True)  # no assignment in the course
+    with pytest.raises(RuntimeError):
+        grade_gradescope(tmp_path)
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    validate(results)
+    assert results["score"] == 0 and "autograder failed" in results["output"]
 
 
 @pytest.mark.slow

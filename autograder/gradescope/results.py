@@ -207,34 +207,58 @@ def problem_results(problem: str, source_nb, assignment: str) -> dict:
 
 
 def write_results(results: dict, path: Path) -> None:
-    """Write results.json whole (a temporary file, then a rename)."""
+    """Write results.json whole, replacing whatever is there (a file a kernel planted, a folder
+    in its way, a link): a temporary file of a name no one can guess, then a rename."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(results, indent=2) + "\n")
+    folder = path.parent
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    fd, partial = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=folder)
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(results, indent=2) + "\n")
+    os.chmod(partial, 0o644)
     os.replace(partial, path)
 
 
 def grade_gradescope(root: Path) -> dict:
-    """Grade ROOT/submission/ with the course in ROOT/source/course; write and return results.json."""
+    """Grade ROOT/submission/ with the course in ROOT/source/course; write and return results.json.
+
+    results.json is written here, by this process, after `grade` and every kernel it started have
+    ended, replacing whatever is in its place. A fault of the grader itself still writes a valid
+    results.json (0 points, the reason), then raises.
+    """
     start = time.perf_counter()
     root = Path(root).resolve()
-    course = Course(root / "source" / "course")
-    assignments = course.assignments()
-    if len(assignments) != 1:
-        raise RuntimeError(f"{course.source_dir} should hold one assignment, found {assignments}")
-    (assignment,) = assignments
-    source_nb = read_notebook(course.source_notebook(assignment))
+    target = root / "results" / "results.json"
+    source_nb, assignment = None, "the assignment"
     try:
-        notebook = find_notebook(root / "submission", assignment)
-    except SubmissionProblem as problem:
-        results = problem_results(str(problem), source_nb, assignment)
-    else:
-        with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
-            lay_out(notebook, assignment, Path(tmp) / "submitted")
-            record = run_grade(course.root, Path(tmp) / "submitted", Path(tmp) / "out", assignment)
-        results = results_from(record, source_nb, time.perf_counter() - start)
-    write_results(results, root / "results" / "results.json")
+        course = Course(root / "source" / "course")
+        assignments = course.assignments()
+        if len(assignments) != 1:
+            raise RuntimeError(f"{course.source_dir} should hold one assignment, found {assignments}")
+        (assignment,) = assignments
+        source_nb = read_notebook(course.source_notebook(assignment))
+        try:
+            notebook = find_notebook(root / "submission", assignment)
+        except SubmissionProblem as problem:
+            results = problem_results(str(problem), source_nb, assignment)
+        else:
+            with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
+                lay_out(notebook, assignment, Path(tmp) / "submitted")
+                record = run_grade(course.root, Path(tmp) / "submitted", Path(tmp) / "out", assignment)
+            results = results_from(record, source_nb, time.perf_counter() - start)
+    except Exception as error:
+        reason = (f"The autograder failed ({type(error).__name__}: {str(error)[:300]}); your "
+                  "instructor has been told. This is not a grade.")
+        results = (problem_results(reason, source_nb, assignment) if source_nb is not None else
+                   {"score": 0.0, "output": reason, "output_format": "md", "stdout_visibility": "hidden",
+                    "tests": []})
+        write_results(results, target)
+        raise
+    write_results(results, target)
     return results
 
 
