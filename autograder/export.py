@@ -334,6 +334,33 @@ def load_roster(target: str, path: Path | None, key: str | None = None) -> Roste
     return read_roster(path, keys[key], OTHER_IDS[target])
 
 
+def display_name(target: str, row: dict) -> str:
+    """A roster row's student as a person reads the name: Canvas's `Student` "Doe, Jane" becomes
+    "Jane Doe"; Gradescope's `First Name` and `Last Name`, else its `Name`."""
+    if target == "canvas":
+        name = row.get("Student", "")
+        last, comma, first = name.partition(", ")
+        return f"{first} {last}" if comma and "," not in first else name
+    both = " ".join(p for p in (row.get("First Name", ""), row.get("Last Name", "")) if p)
+    return both or row.get("Name", "")
+
+
+def roster_people(target: str, path: Path, key: str | None = None) -> dict[str, tuple[str, str]]:
+    """student id -> (name, email) from an LMS roster, matched as export matches (one key
+    column). Email: Gradescope's `Email`; Canvas's gradebook export has none, so its `Email`
+    column when one was added, else its `SIS Login ID` when that is an address."""
+    if target not in ("canvas", "gradescope"):
+        raise CourseError(f"--lms {target}: choose canvas or gradescope")
+    roster = load_roster(target, path, key)
+    people = {}
+    for student, at in roster.index.items():
+        row = roster.rows[at]
+        login = row.get("SIS Login ID", "")
+        email = row.get("Email", "") or (login if target == "canvas" and "@" in login else "")
+        people[student] = (display_name(target, row), email)
+    return people
+
+
 @dataclass
 class Exported:
     """What export wrote and what the instructor must read."""
