@@ -48,3 +48,24 @@ def test_the_student_readme_is_self_contained():
     links = re.findall(r"\]\((?!https?://|#)([^)]+)\)", text)
     assert links and [link for link in links if link not in published] == []
     assert "## For instructors" not in text and "## Quick start" not in text
+
+
+def test_authoring_states_the_mutant_minimum_the_summary_contract_and_a_worked_example():
+    """authoring.md said "at least four" without the gate, described a summary dict that 03 does
+    not follow, and had no worked example of adding an assignment."""
+    from autograder.check import MIN_MUTANTS
+    from autograder.notebooks import read_notebook
+    from autograder.points import summary_points
+
+    text = (ROOT / "docs" / "authoring.md").read_text()
+    assert f"MIN_MUTANTS = {MIN_MUTANTS}" in text
+    # 03's summary has qualified keys; the contract the doc states names one of them.
+    keys = summary_points(read_notebook(ROOT / "source" / "03_custom_functions" /
+                                        "03_custom_functions.ipynb"))
+    qualified = [k for k in keys if " " in k]
+    assert qualified and any(f'"{k}"' in text for k in qualified)
+    assert "passed(key)" in text and "add up to that exercise's points" in text
+    example = text.split("### A worked example")[1]
+    for step in ("python -m autograder new", "[tool.course.release]", "[tool.course.due]",
+                 "mutants/", "check 09_attention", "publish --now"):
+        assert step in example, step
