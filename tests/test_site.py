@@ -36,6 +36,20 @@ def test_title_and_summary_are_the_first_heading_and_paragraph():
     assert title_and_summary(nbformat.v4.new_notebook(), "fallback") == ("fallback", "")
 
 
+def test_a_summary_is_whole_sentences_never_one_cut_in_the_middle():
+    """The index cut each page's first paragraph at 237 characters, mid-sentence."""
+    first = "Training a network is mostly multiplying matrices, " + "fast and slow " * 6 + "alike."
+    second = "This notebook asks how fast a machine can do that, on paper and with a stopwatch."
+    third = "Then it measures " + "one more thing " * 8 + "at the end."
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        f"# Hardware\n\n{first} {second} {third}")])
+    _, summary = title_and_summary(nb, "x")
+    assert summary == f"{first} {second}" and len(summary) <= 240
+    long = "A sentence that goes on " + "and on " * 50 + "until it ends."
+    nb.cells[0].source = f"# Long\n\n{long} Short one."
+    assert title_and_summary(nb, "x")[1] == long  # the first sentence whole, however long
+
+
 # -- a small course -----------------------------------------------------------------------------
 
 def _lecture(cells: list[str]) -> nbformat.NotebookNode:
@@ -51,6 +65,7 @@ def _small_course(folder: Path):
     shutil.copyfile(course.source_notebook("00_fixture"), course.release_notebook("00_fixture"))
     (course.root / "notebooks").mkdir()
     nbformat.write(_lecture([
+        "# Setup (read-only)\nimport helpers\n\ndevice = helpers.setup()\nprint('PLUMBING-MARKER')",
         "%matplotlib inline\nimport matplotlib.pyplot as plt",
         "fig, ax = plt.subplots(figsize=(6, 3))\n"
         "ax.fill_between([0, 1], [0, 0], [1, 1], color='#d62728')\nplt.show()",
@@ -79,6 +94,7 @@ def test_the_site_builds_into_self_contained_pages(built_site):
     assert 'src="data:image/png;base64,' in lecture  # the executed plot, embedded
     assert "<math" in lecture and "$y = x" not in lecture
     assert "<msub><mi>W</mi><mn>1</mn></msub>" in lecture  # MathML whole, not torn into empty tags
+    assert "PLUMBING-MARKER" not in lecture and "helpers.setup()" not in lecture  # setup cell: out
     for page in pages:
         text = (site / page).read_text()
         assert "<script" not in text, f"{page} loads a script"

@@ -1,6 +1,7 @@
 """`python -m autograder site [--out DIR]`: the course website, from the notebooks, offline.
 
-One HTML page per lecture notebook (notebooks/, executed here with nbclient, plots embedded),
+One HTML page per lecture notebook (notebooks/, executed here with nbclient, plots embedded, the
+setup cell left out),
 one per assignment (release/: its prose, the markdown cells, with a link to open the notebook in
 Colab), and an index (templates/site_index.html.j2). Written to DIR (default build/site/), whole or
 not at all; `publish.yml` pushes it to the student repository's gh-pages branch.
@@ -77,8 +78,25 @@ def math_to_mathml(markdown: str) -> str:
     return "".join(parts)
 
 
+SUMMARY_CHARS = 240  # an index entry's summary: whole sentences up to this length
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
+
+
+def whole_sentences(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """The sentences of `text` that fit in `limit` characters, never one cut in the middle (the
+    first sentence whole when it alone is longer)."""
+    kept = ""
+    for sentence in _SENTENCE_END.split(text):
+        candidate = f"{kept} {sentence}".strip()
+        if kept and len(candidate) > limit:
+            break
+        kept = candidate
+    return kept
+
+
 def title_and_summary(nb: NotebookNode, fallback: str) -> tuple[str, str]:
-    """The first heading of the notebook and the first paragraph after it (plain text)."""
+    """The first heading of the notebook and the first paragraph after it (plain text, whole
+    sentences up to SUMMARY_CHARS)."""
     title, summary = fallback, ""
     for cell in nb.cells:
         if cell.cell_type != "markdown":
@@ -92,7 +110,7 @@ def title_and_summary(nb: NotebookNode, fallback: str) -> tuple[str, str]:
                 break
         if summary:
             break
-    return title, summary if len(summary) <= 240 else summary[:237].rsplit(" ", 1)[0] + "..."
+    return title, whole_sentences(summary)
 
 
 # -- pages --------------------------------------------------------------------------------------
@@ -127,11 +145,25 @@ def render(nb: NotebookNode, resources: dict) -> str:
     return body
 
 
+def without_plumbing(nb: NotebookNode) -> NotebookNode:
+    """`nb` without its setup cell (the first code cell holding `device = helpers.setup()`:
+    installing the course on Colab, seeding), which a reader of the site has no use for."""
+    from autograder.setup_cell import ANCHOR
+
+    first = next((c for c in nb.cells if c.cell_type == "code"), None)
+    if first is None or ANCHOR not in first.source:
+        return nb
+    shown = nbformat.from_dict(nb)
+    shown.cells = [c for c in nb.cells if c is not first]
+    return shown
+
+
 def lecture_page(path: Path, root: Path, out: Path, title: str, timeout: int) -> Page:
-    """Execute a lecture notebook and write its page; its index entry."""
+    """Execute a lecture notebook and write its page (without the setup cell); its index entry."""
     nb = nbformat.read(path, as_version=4)
     name, summary = title_and_summary(nb, path.stem)
     execute(nb, path.parent, timeout, path.relative_to(root).as_posix())
+    nb = without_plumbing(nb)
     relative = path.relative_to(root).as_posix()
     href = f"lecture-{path.stem}.html"
     colab = colab_url(relative)
