@@ -104,6 +104,23 @@ def test_the_site_builds_into_self_contained_pages(built_site):
     assert "A plotted lecture" in index
     assignment = (site / "assignment-00_fixture.html").read_text()
     assert "colab.research.google.com" in assignment
+    # Navigation between pages: a sidebar of every page, previous and next.
+    from bs4 import BeautifulSoup
+
+    def links(text: str) -> dict:
+        soup = BeautifulSoup(text, "html.parser")
+        sidebar = soup.select("nav.course-nav li")
+        return {"sidebar": [li.get_text(strip=True) for li in sidebar],
+                "current": soup.select_one('nav.course-nav [aria-current="page"]').get_text(),
+                **{rel: (a["href"], a.get_text(strip=True)) for rel in ("prev", "next")
+                   for a in soup.select(f'nav.course-pager a[rel="{rel}"]')}}
+
+    assert links(lecture) == {"sidebar": ["A plotted lecture", "Fixture assignment"],
+                              "current": "A plotted lecture",
+                              "next": ("assignment-00_fixture.html", "Fixture assignment \u2192")}
+    assert links(assignment) == {"sidebar": ["A plotted lecture", "Fixture assignment"],
+                                 "current": "Fixture assignment",
+                                 "prev": ("lecture-01_plot.html", "\u2190 A plotted lecture")}
     assert "BEGIN SOLUTION" not in assignment  # prose only: no code cell reaches the page
 
 

@@ -158,31 +158,49 @@ def without_plumbing(nb: NotebookNode) -> NotebookNode:
     return shown
 
 
-def lecture_page(path: Path, root: Path, out: Path, title: str, timeout: int) -> Page:
-    """Execute a lecture notebook and write its page (without the setup cell); its index entry."""
+def page_href(path: Path, kind: str) -> str:
+    return f"{kind}-{path.stem}.html"
+
+
+def navigation(pages: list[tuple[str, str]], href: str) -> dict:
+    """The sidebar and previous / next links of the page `href` among `pages` (href, title)."""
+    at = [h for h, _ in pages].index(href)
+    return {"pages": pages, "current": href, "prev": pages[at - 1] if at > 0 else None,
+            "next": pages[at + 1] if at + 1 < len(pages) else None}
+
+
+def lecture_page(path: Path, root: Path, out: Path, title: str, timeout: int,
+                 pages: list[tuple[str, str]] | None = None) -> Page:
+    """Execute a lecture notebook and write its page (without the setup cell); its index entry.
+    pages: every page of the site, (href, title), for the sidebar and previous / next."""
     nb = nbformat.read(path, as_version=4)
     name, summary = title_and_summary(nb, path.stem)
     execute(nb, path.parent, timeout, path.relative_to(root).as_posix())
     nb = without_plumbing(nb)
     relative = path.relative_to(root).as_posix()
-    href = f"lecture-{path.stem}.html"
+    href = page_href(path, "lecture")
     colab = colab_url(relative)
     (out / href).write_text(render(nb, {"course_title": title, "colab_url": colab,
-                                        "metadata": {"name": name}}), encoding="utf-8")
+                                        "metadata": {"name": name},
+                                        "nav": navigation(pages or [(href, name)], href)}),
+                            encoding="utf-8")
     return Page(href, name, summary, colab)
 
 
-def assignment_page(path: Path, root: Path, out: Path, title: str) -> Page:
+def assignment_page(path: Path, root: Path, out: Path, title: str,
+                    pages: list[tuple[str, str]] | None = None) -> Page:
     """Write the page of a release notebook's prose (its markdown cells); its index entry."""
     nb = nbformat.read(path, as_version=4)
     name, summary = title_and_summary(nb, path.stem)
     prose = nbformat.v4.new_notebook(metadata=nb.metadata,
                                      cells=[c for c in nb.cells if c.cell_type == "markdown"])
     relative = path.relative_to(root).as_posix()
-    href = f"assignment-{path.stem}.html"
+    href = page_href(path, "assignment")
     colab = colab_url(relative)
     (out / href).write_text(render(prose, {"course_title": title, "colab_url": colab,
-                                           "metadata": {"name": name}}), encoding="utf-8")
+                                           "metadata": {"name": name},
+                                           "nav": navigation(pages or [(href, name)], href)}),
+                            encoding="utf-8")
     return Page(href, name, summary, colab)
 
 
@@ -221,11 +239,14 @@ def build_site(course: Course, out: Path, lectures: list[str] | None = None,
     with tempfile.TemporaryDirectory(prefix=".site-", dir=out.parent) as tmp:
         stage = Path(tmp) / "site"
         stage.mkdir()
+        pages = [(page_href(p, kind), title_and_summary(nbformat.read(p, as_version=4), p.stem)[0])
+                 for kind, paths in (("lecture", lecture_paths), ("assignment", release_paths))
+                 for p in paths]
         lecture_pages = []
         for path in lecture_paths:
             progress(f"  executing {path.relative_to(root)}")
-            lecture_pages.append(lecture_page(path, root, stage, title, timeout))
-        assignment_pages = [assignment_page(p, root, stage, title) for p in release_paths]
+            lecture_pages.append(lecture_page(path, root, stage, title, timeout, pages))
+        assignment_pages = [assignment_page(p, root, stage, title, pages) for p in release_paths]
         (stage / "index.html").write_text(index_page(lecture_pages, assignment_pages), encoding="utf-8")
         (stage / ".nojekyll").write_text("")  # GitHub Pages: serve the files as they are
         if out.exists():
