@@ -63,6 +63,10 @@ def _small_course(folder: Path):
     course = copy_fixture_course(folder / "course")
     (course.release_dir / "00_fixture").mkdir(parents=True)
     shutil.copyfile(course.source_notebook("00_fixture"), course.release_notebook("00_fixture"))
+    (course.root / "docs").mkdir()
+    (course.root / "docs" / "instructors.md").write_text(
+        "# The instructor's guide\n\nWhat an instructor runs in a term. See [design](design.md) "
+        "and [the calendar](#a-terms-calendar).\n\n## A term's calendar\n\nDates.\n")
     (course.root / "notebooks").mkdir()
     nbformat.write(_lecture([
         "# Setup (read-only)\nimport helpers\n\ndevice = helpers.setup()\nprint('PLUMBING-MARKER')",
@@ -89,7 +93,8 @@ def built_site(tmp_path_factory) -> Path:
 def test_the_site_builds_into_self_contained_pages(built_site):
     site = built_site
     pages = sorted(p.name for p in site.glob("*.html"))
-    assert pages == ["assignment-00_fixture.html", "index.html", "lecture-01_plot.html"]
+    assert pages == ["assignment-00_fixture.html", "index.html", "instructors.html",
+                     "lecture-01_plot.html"]
     lecture = (site / "lecture-01_plot.html").read_text()
     assert 'src="data:image/png;base64,' in lecture  # the executed plot, embedded
     assert "<math" in lecture and "$y = x" not in lecture
@@ -115,12 +120,17 @@ def test_the_site_builds_into_self_contained_pages(built_site):
                 **{rel: (a["href"], a.get_text(strip=True)) for rel in ("prev", "next")
                    for a in soup.select(f'nav.course-pager a[rel="{rel}"]')}}
 
-    assert links(lecture) == {"sidebar": ["A plotted lecture", "Fixture assignment"],
-                              "current": "A plotted lecture",
+    sidebar = ["A plotted lecture", "Fixture assignment", "The instructor's guide"]
+    assert links(lecture) == {"sidebar": sidebar, "current": "A plotted lecture",
                               "next": ("assignment-00_fixture.html", "Fixture assignment \u2192")}
-    assert links(assignment) == {"sidebar": ["A plotted lecture", "Fixture assignment"],
-                                 "current": "Fixture assignment",
-                                 "prev": ("lecture-01_plot.html", "\u2190 A plotted lecture")}
+    assert links(assignment) == {"sidebar": sidebar, "current": "Fixture assignment",
+                                 "prev": ("lecture-01_plot.html", "\u2190 A plotted lecture"),
+                                 "next": ("instructors.html", "The instructor's guide \u2192")}
+    # The instructor's guide is on the site; links into the private repository are plain text.
+    guide = (site / "instructors.html").read_text()
+    assert links(guide)["current"] == "The instructor's guide"
+    assert "design.md" not in guide and 'href="#a-terms-calendar"' in guide
+    assert 'href="instructors.html"' in index
     assert "BEGIN SOLUTION" not in assignment  # prose only: no code cell reaches the page
 
 

@@ -3,7 +3,8 @@
 One HTML page per lecture notebook (notebooks/, executed here with nbclient, plots embedded, the
 setup cell left out),
 one per assignment (release/: its prose, the markdown cells, with a link to open the notebook in
-Colab), and an index (templates/site_index.html.j2). Written to DIR (default build/site/), whole or
+Colab), the instructor's guide (docs/instructors.md), each with a sidebar and previous / next
+links, and an index (templates/site_index.html.j2). Written to DIR (default build/site/), whole or
 not at all; `publish.yml` pushes it to the student repository's gh-pages branch.
 
 Why nbconvert and not Jupyter Book 2 / MyST (mystmd): `myst build --html` fetches its theme and
@@ -204,14 +205,36 @@ def assignment_page(path: Path, root: Path, out: Path, title: str,
     return Page(href, name, summary, colab)
 
 
-def index_page(lectures: list[Page], assignments: list[Page]) -> str:
+GUIDE = Path("docs") / "instructors.md"
+GUIDE_HREF = "instructors.html"
+_MD_LINK = re.compile(r"\[([^\]]+)\]\((?!https?:|#)[^)]*\)")
+
+
+def guide_page(root: Path, out: Path, title: str, pages: list[tuple[str, str]]) -> Page | None:
+    """docs/instructors.md as a page of the site (links to files of the private repository
+    become plain text); None when the course has no such file."""
+    path = root / GUIDE
+    if not path.is_file():
+        return None
+    text = _MD_LINK.sub(r"\1", path.read_text(encoding="utf-8"))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    name, summary = title_and_summary(nb, "The instructor's guide")
+    (out / GUIDE_HREF).write_text(render(nb, {"course_title": title, "colab_url": "",
+                                              "metadata": {"name": name},
+                                              "nav": navigation(pages, GUIDE_HREF)}),
+                                  encoding="utf-8")
+    return Page(GUIDE_HREF, name, summary, "")
+
+
+def index_page(lectures: list[Page], assignments: list[Page], guide: Page | None = None) -> str:
     """The site's index.html."""
     meta = project_metadata()
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=False)
     return env.get_template(INDEX_TEMPLATE).render(
         title="PyTorch, from NumPy backprop to GPU batch timing", description=meta["description"],
         repository_url=f"https://github.com/{course_settings().student_repository}",
-        lectures=lectures, assignments=assignments, built=f"from version {meta['version']}")
+        lectures=lectures, assignments=assignments, guide=guide,
+        built=f"from version {meta['version']}")
 
 
 def build_site(course: Course, out: Path, lectures: list[str] | None = None,
@@ -242,12 +265,16 @@ def build_site(course: Course, out: Path, lectures: list[str] | None = None,
         pages = [(page_href(p, kind), title_and_summary(nbformat.read(p, as_version=4), p.stem)[0])
                  for kind, paths in (("lecture", lecture_paths), ("assignment", release_paths))
                  for p in paths]
+        if (root / GUIDE).is_file():
+            pages.append((GUIDE_HREF, "The instructor's guide"))
         lecture_pages = []
         for path in lecture_paths:
             progress(f"  executing {path.relative_to(root)}")
             lecture_pages.append(lecture_page(path, root, stage, title, timeout, pages))
         assignment_pages = [assignment_page(p, root, stage, title, pages) for p in release_paths]
-        (stage / "index.html").write_text(index_page(lecture_pages, assignment_pages), encoding="utf-8")
+        guide = guide_page(root, stage, title, pages)
+        (stage / "index.html").write_text(index_page(lecture_pages, assignment_pages, guide),
+                                          encoding="utf-8")
         (stage / ".nojekyll").write_text("")  # GitHub Pages: serve the files as they are
         if out.exists():
             shutil.rmtree(out)
