@@ -126,6 +126,39 @@ def _member_path(name: str) -> PurePosixPath | None:
     return None if ".." in path.parts or not path.parts else path
 
 
+_CHUNK = 1 << 20
+
+
+def _stream(opened, max_bytes: int, keep: bool) -> bytes | None:
+    """Read a file object to its end in chunks; its bytes (`keep`) or b"" when they fit in
+    `max_bytes`, None past it. Not keeping them, memory holds one chunk at a time."""
+    kept, size = [], 0
+    while True:
+        chunk = opened.read(_CHUNK)
+        if not chunk:
+            return b"".join(kept)
+        size += len(chunk)
+        if size > max_bytes:
+            return None
+        if keep:
+            kept.append(chunk)
+
+
+class _ZipMember:
+    """Reads one member of a zip when asked (the member was checked whole before: its CRC, its
+    size), so that a download's members are never all in memory at once."""
+
+    def __init__(self, download: Path, info: zipfile.ZipInfo, max_bytes: int):
+        self.download, self.info, self.max_bytes = download, info, max_bytes
+
+    def __call__(self) -> bytes:
+        with zipfile.ZipFile(self.download) as archive, archive.open(self.info) as member:
+            data = _stream(member, self.max_bytes, keep=True)
+        if data is None:
+            raise CourseError(f"{self.download}: {self.info.filename} changed since it was checked")
+        return data
+
+
 def _read_zip(download: Path, found: Collected, max_bytes: int) -> list[Entry]:
     try:
         archive = zipfile.ZipFile(download)
@@ -156,19 +189,33 @@ def _read_zip(download: Path, found: Collected, max_bytes: int) -> list[Entry]:
             elif info.file_size > max_bytes:
                 why = f"{info.file_size} bytes, over the cap of {max_bytes} (--max-size)"
             if not why:
-                try:
+                try:  # read whole once, in chunks, to check its CRC; kept only when asked for
                     with archive.open(info) as member:
-                        data = member.read(max_bytes + 1)
-                    if len(data) > max_bytes:  # a header that lies about the size
-                        why = f"over the cap of {max_bytes} bytes (--max-size)"
+                        if _stream(member, max_bytes, keep=False) is None:  # a header that lies
+                            why = f"over the cap of {max_bytes} bytes (--max-size)"
                 except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError,
                         NotImplementedError) as error:
                     why = f"a corrupt member, not readable ({error})"
             if why:
                 found.skipped.append((name, why))
                 continue
-            entries.append(Entry(path, lambda data=data: data))
+            entries.append(Entry(path, _ZipMember(download, info, max_bytes)))
     return entries
+
+
+class _FolderFile:
+    """Reads one file of a folder download when asked, never through a symbolic link."""
+
+    def __init__(self, path: Path, max_bytes: int):
+        self.path, self.max_bytes = path, max_bytes
+
+    def __call__(self) -> bytes:
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            data = _stream(f, self.max_bytes, keep=True)
+        if data is None:
+            raise CourseError(f"{self.path} grew past --max-size since it was checked")
+        return data
 
 
 def _read_folder(download: Path, found: Collected, max_bytes: int) -> list[Entry]:
@@ -189,19 +236,12 @@ def _read_folder(download: Path, found: Collected, max_bytes: int) -> list[Entry
                    else _hidden(path)
                    or (f"{info.st_size} bytes, over the cap of {max_bytes} (--max-size)"
                        if info.st_size > max_bytes else ""))
-            if not why:
-                try:  # O_NOFOLLOW: a file swapped for a link since lstat is not read either
-                    fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-                    with os.fdopen(fd, "rb") as f:
-                        data = f.read(max_bytes + 1)
-                    if len(data) > max_bytes:
-                        why = f"over the cap of {max_bytes} bytes (--max-size)"
-                except OSError as error:
-                    why = f"not readable ({error.strerror or error})"
+            if not why and not os.access(full, os.R_OK):
+                why = "not readable (permission denied)"
             if why:
                 found.skipped.append((str(path), why))
                 continue
-            entries.append(Entry(path, lambda data=data: data))
+            entries.append(Entry(path, _FolderFile(full, max_bytes)))
     return entries
 
 

@@ -475,3 +475,26 @@ def test_lms_csv_cells_are_neutralized_against_formula_injection(fixture_course,
     assert run(fixture_course, "collect", export, "--from", "gradescope", "-a", A, "--out", out) == 0
     row = manifest(out)["A1"]
     assert (row["name"], row["email"]) == ("'=HYPERLINK(\"http://x.example\")", "'@SUM(1+1)")
+
+
+def test_a_download_is_never_held_in_memory_whole(tmp_path):
+    """Each member under the cap was read and kept: six 8 MB members held 48 MB at once (a 2 MB
+    zip of a 2 GB member peaked at 4.3 GB before the cap). Members are checked in chunks and read
+    again only when placed."""
+    import tracemalloc
+
+    from autograder.collect import collect
+
+    with zipfile.ZipFile(tmp_path / "big.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        for k in range(6):
+            archive.writestr(f"s{k}/data.bin", b"\0" * (8 * 2**20))
+        archive.writestr(f"alice/{A}.ipynb", notebook("alice"))
+    tracemalloc.start()
+    try:
+        found = collect(tmp_path / "big.zip", "zip", A)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert list(found.placed) == ["alice"] and len(found.skipped) == 6
+    assert found.placed["alice"].entry.read() == notebook("alice")
+    assert peak < 16 * 2**20, f"peak {peak / 2**20:.0f} MB"
