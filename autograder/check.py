@@ -18,7 +18,8 @@ graded on the source notebook cut after the last test it names: later cells cann
 those tests' scores. Mutants and the release are judged by the notebook's tests alone (no
 trusted run): a mutant must lose points to the tests a student's notebook holds.
 
-Prints one table, writes the same to build/course-report.json, exits 1 when a gate fails.
+Prints one table, writes the same to build/course-report.json (merged: `check NN` replaces NN's
+entry and keeps the other assignments' from earlier runs), exits 1 when a gate fails.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 from autograder import grading_folder, points
 from autograder.backends import add_backend_options, make_backend
 from autograder.engine import GradeJob, GradeResult, default_jobs
+from autograder.journal import atomic_write
 from autograder.layout import Course, add_assignment_options, selected
 from autograder.mutants import Mutant, MutantError, apply_mutant, parse_mutant
 from autograder.notebooks import (
@@ -300,8 +302,14 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
                             f"{info.max_score:g}; lost points on "
                             + "; ".join(_cells(solution, lost=True)))
     release = by_label.get("release")
+    stale = any(p.startswith("gate 'release sync'") for p in extra_problems)
     if release is not None:
-        if release.status != "graded":
+        if release.status != "graded" and stale:
+            failures.append(f"gate 'release': release/{plan.assignment}/ is stale: it was generated "
+                            f"from an older source/{plan.assignment}/, whose cells nbgrader cannot "
+                            f"match ({release.reason}); run `python -m autograder release "
+                            f"{plan.assignment}`")
+        elif release.status != "graded":
             failures.append(f"gate 'release': the release notebook could not be graded: "
                             f"{release.reason}")
         elif release.score > 0:
@@ -384,9 +392,22 @@ def _fmt(score: float | None) -> str:
     return "-" if score is None else f"{score:g}"
 
 
-def write_report(reports: list[AssignmentReport], path: Path) -> None:
+def write_report(reports: list[AssignmentReport], path: Path, course: Course | None = None) -> None:
+    """The reports as JSON at `path`. With `course`, merged into the report already there: the
+    entries of the assignments checked now are replaced, those of the others (still in source/)
+    kept, in the course's order; an unreadable earlier report is replaced whole."""
+    entries = {r.assignment: asdict(r) for r in reports}
+    if course is not None and path.is_file():
+        try:
+            earlier = json.loads(path.read_text(encoding="utf-8"))
+            kept = {e["assignment"]: e for e in earlier if isinstance(e, dict) and "assignment" in e}
+        except (ValueError, TypeError):
+            kept = {}
+        known = course.assignments()
+        merged = {a: entries.get(a, kept.get(a)) for a in known if a in entries or a in kept}
+        entries = merged | {a: e for a, e in entries.items() if a not in merged}
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([asdict(r) for r in reports], indent=2) + "\n", encoding="utf-8")
+    atomic_write(path, json.dumps(list(entries.values()), indent=2) + "\n")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -425,7 +446,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
         print(f"No assignment in {course.source_dir}: nothing to check.")
         return 0
     report_path = args.report or course.build_dir / REPORT_NAME
-    write_report(reports, report_path)
+    write_report(reports, report_path, course)
     wall = time.perf_counter() - start
     runs = sum(len(r.runs) for r in reports)
     print(format_table(reports))

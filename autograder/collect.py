@@ -26,19 +26,27 @@ Gradescope's submission id, name and email; the time) goes to SUBMITTED/lms.csv
 (autograder/lms_manifest.py), which `feedback --submitted` reads to name files for the LMS.
 
 Notebook names may be what Colab and browsers make of them (`Copy of 01_numpy_mlp (1).ipynb`).
-Every file not placed is reported with the reason (not a notebook, a name that cannot be read,
-no metadata, a second notebook from the same student: the newest is kept). Nothing is written
-half: the tree is built in a temporary folder inside SUBMITTED and moved into place at the end;
+Every file not placed is a line of "not placed" with the reason, and every other file is placed
+whatever those are: not a notebook, a name that cannot be read, no metadata, a second notebook
+from the same student (the newest is kept), a hidden name (`.x`, `__MACOSX/`), a symbolic link
+(never followed, in a zip or a folder), two zip members of one name, a path leading outside the
+download, a file over --max-size (20 MB by default; read no further than that, whatever the zip's
+header says), a corrupt member (bad CRC). Nothing is written half: the tree is built in a
+temporary folder inside SUBMITTED and moved into place at the end; nothing is written through a
+symbolic link inside SUBMITTED; a download with nothing to place writes nothing (no lms.csv);
 a student who already has this assignment in SUBMITTED stops the command unless --replace.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import stat
 import sys
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -54,7 +62,7 @@ SOURCES = ("canvas", "gradescope", "zip")
 CANVAS_NAME = re.compile(r"^(?P<name>.+?)_(?:(?P<late>late)_)?(?P<user>\d+)_(?P<file_id>\d+)_"
                          r"(?P<file>.+)$", re.IGNORECASE)
 GRADESCOPE_METADATA = "submission_metadata.yml"
-_JUNK = re.compile(r"(^|/)(__MACOSX|\.[^/]*)(/|$)")  # macOS resource forks, .DS_Store, checkpoints
+MAX_BYTES = 20 * 2**20  # --max-size's default: a notebook with its outputs is far smaller
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]*$")
 
 
@@ -100,21 +108,157 @@ def names_assignment(filename: str, assignment: str) -> int | None:
     return copy if stem.strip() == assignment else None
 
 
-def read_download(download: Path) -> list[Entry]:
-    """Every file of a zip or a folder, junk left out, in name order."""
+def _hidden(path: PurePosixPath) -> str:
+    """Why a member's name hides it (macOS resource forks, .DS_Store, checkpoints); ""."""
+    if any(part == "__MACOSX" for part in path.parts):
+        return "a macOS resource fork (__MACOSX)"
+    if any(part.startswith(".") for part in path.parts):
+        return "a hidden name (a part starts with '.')"
+    return ""
+
+
+def _member_path(name: str) -> PurePosixPath | None:
+    """A zip member's name as a relative path; None when it could reach outside the folder it is
+    extracted into (absolute, a drive, `..`)."""
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or "\\" in name:
+        return None
+    path = PurePosixPath(name)
+    return None if ".." in path.parts or not path.parts else path
+
+
+_CHUNK = 1 << 20
+
+
+def _stream(opened, max_bytes: int, keep: bool) -> bytes | None:
+    """Read a file object to its end in chunks; its bytes (`keep`) or b"" when they fit in
+    `max_bytes`, None past it. Not keeping them, memory holds one chunk at a time."""
+    kept, size = [], 0
+    while True:
+        chunk = opened.read(_CHUNK)
+        if not chunk:
+            return b"".join(kept)
+        size += len(chunk)
+        if size > max_bytes:
+            return None
+        if keep:
+            kept.append(chunk)
+
+
+class _ZipMember:
+    """Reads one member of a zip when asked (the member was checked whole before: its CRC, its
+    size), so that a download's members are never all in memory at once."""
+
+    def __init__(self, download: Path, info: zipfile.ZipInfo, max_bytes: int):
+        self.download, self.info, self.max_bytes = download, info, max_bytes
+
+    def __call__(self) -> bytes:
+        with zipfile.ZipFile(self.download) as archive, archive.open(self.info) as member:
+            data = _stream(member, self.max_bytes, keep=True)
+        if data is None:
+            raise CourseError(f"{self.download}: {self.info.filename} changed since it was checked")
+        return data
+
+
+def _read_zip(download: Path, found: Collected, max_bytes: int) -> list[Entry]:
+    try:
+        archive = zipfile.ZipFile(download)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise CourseError(f"{download}: not a readable zip ({error})") from None
+    entries = []
+    with archive:
+        infos = [i for i in archive.infolist() if not i.is_dir()]
+        count: dict[str, int] = {}
+        for info in infos:
+            count[info.filename] = count.get(info.filename, 0) + 1
+        for info in infos:
+            name = info.filename
+            path = _member_path(name)
+            mode = info.external_attr >> 16
+            why = ""
+            if path is None:
+                why = "a path that leads outside the download (absolute or with '..')"
+            elif count[name] > 1:
+                why = (f"the zip holds {count[name]} members named so: which one is the "
+                       "submission cannot be told")
+            elif stat.S_ISLNK(mode):
+                why = "a symbolic link (never followed)"
+            elif stat.S_IFMT(mode) and not stat.S_ISREG(mode):
+                why = "not a regular file"
+            elif _hidden(path):
+                why = _hidden(path)
+            elif info.file_size > max_bytes:
+                why = f"{info.file_size} bytes, over the cap of {max_bytes} (--max-size)"
+            if not why:
+                try:  # read whole once, in chunks, to check its CRC; kept only when asked for
+                    with archive.open(info) as member:
+                        if _stream(member, max_bytes, keep=False) is None:  # a header that lies
+                            why = f"over the cap of {max_bytes} bytes (--max-size)"
+                except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError,
+                        NotImplementedError) as error:
+                    why = f"a corrupt member, not readable ({error})"
+            if why:
+                found.skipped.append((name, why))
+                continue
+            entries.append(Entry(path, _ZipMember(download, info, max_bytes)))
+    return entries
+
+
+class _FolderFile:
+    """Reads one file of a folder download when asked, never through a symbolic link."""
+
+    def __init__(self, path: Path, max_bytes: int):
+        self.path, self.max_bytes = path, max_bytes
+
+    def __call__(self) -> bytes:
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            data = _stream(f, self.max_bytes, keep=True)
+        if data is None:
+            raise CourseError(f"{self.path} grew past --max-size since it was checked")
+        return data
+
+
+def _read_folder(download: Path, found: Collected, max_bytes: int) -> list[Entry]:
+    entries = []
+    for top, dirs, files in os.walk(download, followlinks=False):
+        here = Path(top)
+        for name in sorted(dirs):
+            if (here / name).is_symlink():
+                dirs.remove(name)
+                found.skipped.append(((here / name).relative_to(download).as_posix(),
+                                      "a symbolic link (never followed)"))
+        for name in files:
+            full = here / name
+            path = PurePosixPath(full.relative_to(download).as_posix())
+            info = full.lstat()
+            why = ("a symbolic link (never followed)" if stat.S_ISLNK(info.st_mode)
+                   else "not a regular file" if not stat.S_ISREG(info.st_mode)
+                   else _hidden(path)
+                   or (f"{info.st_size} bytes, over the cap of {max_bytes} (--max-size)"
+                       if info.st_size > max_bytes else ""))
+            if not why and not os.access(full, os.R_OK):
+                why = "not readable (permission denied)"
+            if why:
+                found.skipped.append((str(path), why))
+                continue
+            entries.append(Entry(path, _FolderFile(full, max_bytes)))
+    return entries
+
+
+def read_download(download: Path, found: Collected | None = None,
+                  max_bytes: int = MAX_BYTES) -> list[Entry]:
+    """Every file of a zip or a folder that can be a submission, in name order; each other one
+    (hidden, a symbolic link, a duplicate name, over `max_bytes`, corrupt, a path that leads
+    outside) is a line of `found.skipped` with the reason, and the rest are read all the same."""
     download = Path(download)
+    found = found if found is not None else Collected()
     if download.is_dir():
-        files = sorted(p for p in download.rglob("*") if p.is_file())
-        entries = [Entry(PurePosixPath(p.relative_to(download).as_posix()), p.read_bytes)
-                   for p in files]
+        entries = _read_folder(download, found, max_bytes)
     elif zipfile.is_zipfile(download):
-        with zipfile.ZipFile(download) as archive:
-            infos = [i for i in archive.infolist() if not i.is_dir()]
-            blobs = {i.filename: archive.read(i) for i in infos}
-        entries = [Entry(PurePosixPath(name), lambda data=data: data) for name, data in sorted(blobs.items())]
+        entries = _read_zip(download, found, max_bytes)
     else:
         raise CourseError(f"{download} is neither a folder nor a zip file")
-    return [e for e in entries if not _JUNK.search(str(e.path))]
+    return sorted(entries, key=lambda e: str(e.path))
 
 
 def _is_notebook(entry: Entry) -> bool:
@@ -277,15 +421,17 @@ def choose(candidates: list[Candidate], found: Collected) -> None:
                                       f"the {why} {keep.entry.path.name}"))
 
 
-def collect(download: Path, source: str, assignment: str, times: Path | None = None) -> Collected:
+def collect(download: Path, source: str, assignment: str, times: Path | None = None,
+            max_bytes: int = MAX_BYTES) -> Collected:
     """Read a download and choose each student's notebook; writes nothing.
 
     times: Canvas's Submissions API list (autograder/canvas_times.py), for --from canvas only.
+    max_bytes: a file larger is not read (a line of `skipped`).
     """
     if times is not None and source != "canvas":
         raise CourseError(f"--times is for --from canvas (a {source} download carries its times)")
     found = Collected()
-    choose(READERS[source](read_download(download), assignment, found), found)
+    choose(READERS[source](read_download(download, found, max_bytes), assignment, found), found)
     found.source = source
     if times is not None:
         records = read_canvas_times(times)
@@ -304,6 +450,13 @@ def place(found: Collected, assignment: str, submitted: Path, replace: bool = Fa
     CourseError (nothing written) when a student already has the assignment and not `replace`.
     """
     submitted = Path(submitted)
+    if not found.placed:
+        return  # nothing to place: SUBMITTED and its lms.csv stay as they are
+    links = [str(p) for p in [submitted] + [submitted / s for s in found.placed]
+             + [submitted / s / assignment for s in found.placed] if p.is_symlink()]
+    if links:
+        raise CourseError(f"{', '.join(links[:10])}: a symbolic link inside SUBMITTED; collect "
+                          "writes nothing through one (it could lead outside). Nothing was written.")
     clashes = sorted(s for s in found.placed if (submitted / s / assignment).exists())
     if clashes and not replace:
         raise CourseError(f"{submitted} already holds {assignment} for {len(clashes)} student(s) "
@@ -343,6 +496,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the assignment of source/ these submissions are for")
     parser.add_argument("--out", type=Path, default=None, metavar="SUBMITTED",
                         help="the submitted tree to add to (default: build/submitted)")
+    parser.add_argument("--max-size", type=float, default=MAX_BYTES / 2**20, metavar="MB",
+                        help="a file larger than this is not placed (default: %(default)g MB)")
     parser.add_argument("--replace", action="store_true",
                         help="replace a student's earlier copy of this assignment in SUBMITTED")
     parser.add_argument("--times", type=Path, default=None, metavar="FILE",
@@ -356,7 +511,10 @@ def run(args: argparse.Namespace, course: Course) -> int:
     if not args.download.exists():
         raise CourseError(f"{args.download} does not exist")
     out = args.out or course.build_dir / "submitted"
-    found = collect(args.download, args.source, assignment, args.times)
+    if args.max_size <= 0:
+        raise CourseError(f"--max-size {args.max_size:g}: a size in MB above 0")
+    found = collect(args.download, args.source, assignment, args.times,
+                    int(args.max_size * 2**20))
     place(found, assignment, out, replace=args.replace)
     for path, why in found.skipped:
         print(f"  not placed: {path}: {why}", file=sys.stderr)
@@ -369,5 +527,8 @@ def run(args: argparse.Namespace, course: Course) -> int:
         print("  Canvas's download carries no submission time, so no late penalty can apply: pass "
               "--times FILE, the assignment's submissions saved from Canvas's Submissions API "
               "(see `collect --help`)")
+    if not found.placed:
+        print(f"  nothing placed: {out} was left as it was")
+        return 1
     print(f"  what the LMS said of each: {out / MANIFEST}")
-    return 0 if found.placed else 1
+    return 0

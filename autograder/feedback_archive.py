@@ -4,8 +4,12 @@ DIR/<student_id>_feedback.zip holds `index.html` (each assignment: score, submis
 date, days late, late penalty, final score; what went wrong for an assignment that could not be
 graded) and `<assignment>.html`, the feedback grade wrote (self-contained, cells named:
 autograder/feedback.py). The student id leads the file name, so a mail merge pairs each file
-with its student through DIR/feedback.csv (student_id, name, email, file, total, max_total; name
-and email where SUBMITTED/lms.csv, written by `collect`, knows them: Gradescope gives both).
+with its student through DIR/feedback.csv (student_id, name, email, file, total, max_total).
+Names and emails come from the LMS's roster (--roster FILE --lms canvas|gradescope, matched as
+`export` matches: Canvas's gradebook export gives "Doe, Jane", read "Jane Doe", and an email only
+where its SIS Login ID is one; Gradescope's roster gives both), else from SUBMITTED/lms.csv
+(Gradescope's download names both; Canvas's only a file-name form, `doejane`). Pages are titled
+by the student's name and id; every cell of feedback.csv is neutralized against formula injection.
 
 Canvas. Its gradebook's "Re-upload Submissions" takes a zip of files named as its own download
 and adds each file as a comment on the submission it names: canvas-lms
@@ -31,7 +35,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from autograder.export import csv_text, fmt_score
+from autograder.export import csv_text, fmt_score, roster_people
 from autograder.feedback import cell_titles, finish_html, scrub_text
 from autograder.journal import atomic_write
 from autograder.layout import Course, CourseError
@@ -129,10 +133,14 @@ def policy_note(per_day: float, cap: float) -> str:
 
 
 def build(grades_dir: Path, course: Course, out: Path | None = None,
-          requested: list[str] | None = None, submitted: Path | None = None) -> list[tuple[str, Path]]:
+          requested: list[str] | None = None, submitted: Path | None = None,
+          people: dict[str, tuple[str, str]] | None = None) -> list[tuple[str, Path]]:
     """Write one zip per student, feedback.csv and, with `submitted` (its lms.csv), one Canvas
-    re-upload zip per assignment; returns (student_id, zip path) pairs of the students' zips."""
+    re-upload zip per assignment; returns (student_id, zip path) pairs of the students' zips.
+    people: student id -> (name, email) from the LMS's roster (export.roster_people), first
+    for feedback.csv and the pages' titles; lms.csv's names and emails fill the gaps."""
     grades_dir = Path(grades_dir)
+    people = people or {}
     results, policy = read_results(grades_dir, course, requested)
     if not results:
         raise CourseError(f"{grades_dir / 'grades.csv'} holds no grade of this course")
@@ -152,6 +160,11 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
               for a in {r.assignment for r in results}}
     with tempfile.TemporaryDirectory(prefix=".feedback-", dir=out) as tmp:
         for student, mine in by_student.items():
+            known = [rec for (s, _), rec in sorted(lms.items()) if s == student]
+            person, email = people.get(student, ("", ""))
+            person = person or next((k.name for k in known if k.name and k.lms != "canvas"), "")
+            email = email or next((k.email for k in known if k.email), "")
+            title = f"{person} ({student})" if person else student
             name = f"{student}_feedback.zip"
             pages = {}
             for r in mine:
@@ -159,18 +172,17 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
                 if page.is_file():  # finished by grade already; a folder from before too
                     pages[r.assignment] = finish_html(page.read_text(encoding="utf-8"), titles[r.assignment])
             with zipfile.ZipFile(Path(tmp) / name, "w", zipfile.ZIP_DEFLATED) as archive:
-                archive.writestr("index.html", index_html(student, mine, note))
+                archive.writestr("index.html", index_html(title, mine, note))
                 for assignment, html in pages.items():
                     archive.writestr(f"{assignment}.html", html)
             for r in mine:
                 record = lms.get((student, r.assignment))
                 if record and record.lms == "canvas" and record.user_id and record.file_id:
                     canvas.setdefault(r.assignment, {})[canvas_name(record, r.assignment)] = canvas_page(
-                        student, r, pages.get(r.assignment), note)
-            known = [rec for (s, _), rec in sorted(lms.items()) if s == student]
+                        title, r, pages.get(r.assignment), note)
             made.append((student, out / name))
-            manifest.append([student, next((k.name for k in known if k.name), ""),
-                             next((k.email for k in known if k.email), ""), name,
+            manifest.append([student, person or next((k.name for k in known if k.name), ""),
+                             email, name,
                              fmt_score(sum(r.final for r in mine)), fmt_score(sum(r.max_score for r in mine))])
         (Path(tmp) / "canvas").mkdir()
         for assignment, files in canvas.items():
@@ -202,12 +214,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the folder collect filled (its lms.csv): adds names and emails to "
                              "feedback.csv and writes DIR/canvas/<assignment>.zip for Canvas's "
                              "Re-upload Submissions")
+    parser.add_argument("--roster", type=Path, default=None, metavar="FILE",
+                        help="the LMS's roster, as export reads it (--lms says which): names and "
+                             "emails for feedback.csv and the pages' titles")
+    parser.add_argument("--lms", choices=("canvas", "gradescope"), default=None,
+                        help="what --roster is: Canvas's gradebook export or Gradescope's roster")
+    parser.add_argument("--roster-key", default=None, metavar="KEY",
+                        help="as export's --roster-key (canvas: id or sis; gradescope: sid or email)")
     parser.add_argument("--assignment", "-a", action="append", default=None, metavar="ASSIGNMENT",
                         help="return only this assignment (repeatable; default: every one graded)")
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
-    made = build(args.grades_dir, course, args.out, args.assignment, args.submitted)
+    if (args.roster is None) != (args.lms is None):
+        raise CourseError("--roster and --lms go together: --roster FILE --lms canvas|gradescope")
+    people = roster_people(args.lms, args.roster, args.roster_key) if args.roster else None
+    made = build(args.grades_dir, course, args.out, args.assignment, args.submitted, people)
     folder = made[0][1].parent
     print(f"feedback: {len(made)} archive(s) in {folder}; list for a mail merge: "
           f"{folder / 'feedback.csv'}")

@@ -1,8 +1,9 @@
 """`python -m autograder grade SUBMITTED [ASSIGNMENT...] [--assignment NAME]... [--out DIR] [--jobs N]`.
 
-SUBMITTED is nbgrader's layout, `SUBMITTED/<student>/<assignment>/<assignment>.ipynb`. Every
-student gets one row per assignment of source/ (or of --assignment) in DIR/grades.csv, whatever
-went wrong; the feedback HTML goes to DIR/feedback/<student>/<assignment>/<assignment>.html and
+SUBMITTED is nbgrader's layout, `SUBMITTED/<student>/<assignment>/<assignment>.ipynb`. The
+assignments graded are those named (ASSIGNMENT, --assignment), else those SUBMITTED holds for at
+least one student (what `collect` placed): an assignment not collected yet gets no row. Every
+student gets one row per assignment graded in DIR/grades.csv, whatever went wrong; the feedback HTML goes to DIR/feedback/<student>/<assignment>/<assignment>.html and
 the executed notebook, for instructors, to DIR/autograded/<student>/<assignment>/.
 
 What students actually hand in, and what happens:
@@ -10,7 +11,7 @@ What students actually hand in, and what happens:
   a renamed notebook (`Copy of X.ipynb`),  graded as that assignment, with a warning
     alone in its folder or loose in the student's folder
   an assignment folder missing or empty    row with 0, status "missing"
-  an empty student folder                  a "missing" row for every assignment
+  an empty student folder                  a "missing" row for every assignment graded
   a folder that is no assignment           row with status "unknown_assignment"
   malformed JSON                           row with 0, status "error", the parser's message
   deleted test cells                       put back from the source, graded, with a warning
@@ -45,7 +46,7 @@ from autograder.engine import GradeJob, GradeResult, default_jobs
 from autograder.feedback import finish as finish_feedback
 from autograder.journal import Journal, atomic_write, fingerprint, grading_settings
 from autograder.lateness import read_timestamp
-from autograder.layout import Course, add_assignment_options, selected
+from autograder.layout import Course, CourseError, add_assignment_options, selected
 from autograder.session import BatchInterrupted, GradingSession
 from autograder.template import GenerationError, build_template
 
@@ -108,6 +109,21 @@ def _pick(student: str, assignment: str, folder: Path, assignments: list[str]) -
             found.reason = (f"{assignment}/ holds {len(notebooks)} notebooks and none is "
                             f"{assignment}.ipynb: {', '.join(p.name for p in notebooks)}")
     return found
+
+
+def handed_in(submitted: Path, known: list[str]) -> list[str]:
+    """The assignments of `known` that SUBMITTED holds for at least one student (a folder named
+    for it, or a notebook named for it loose in a student's folder), in the course's order."""
+    found = set()
+    for student_dir in Path(submitted).iterdir():
+        if not student_dir.is_dir() or _IGNORED.match(student_dir.name):
+            continue
+        for entry in student_dir.iterdir():
+            if entry.is_dir() and entry.name in known:
+                found.add(entry.name)
+            elif entry.is_file() and entry.suffix == ".ipynb":
+                found.add(assignment_of(entry.name, known))
+    return [a for a in known if a in found]
 
 
 def collect(submitted: Path, assignments: list[str], known: list[str] | None = None
@@ -198,8 +214,14 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
     """
     start = time.perf_counter()
     backend = backend if backend is not None else LocalPool()
-    assignments = course.select(requested)
     submitted, out = Path(submitted).resolve(), Path(out).resolve()
+    # The assignments named, else those handed in: never a "missing" row (a 0 to export) for an
+    # assignment that was not collected yet.
+    assignments = course.select(requested) if requested else handed_in(submitted, course.assignments())
+    if not assignments:
+        raise CourseError(f"{submitted} holds no folder of any assignment of this course "
+                          f"({', '.join(course.assignments()) or 'none'}); collect them first, "
+                          "or name the assignments to grade")
     subs = collect(submitted, assignments, course.assignments())
     journal = Journal(out)
     # No kernel reads the answers, the submissions, the output, or this run's folder (the
@@ -365,7 +387,9 @@ def run(args: argparse.Namespace, course: Course) -> int:
             print(f"    warning: {warning}", file=sys.stderr, flush=True)
 
     try:
-        batch = grade_batch(course, args.submitted, out, selected(args, course), args.jobs, args.timeout,
+        named = [*(args.assignments or []), *(args.assignment or [])]
+        batch = grade_batch(course, args.submitted, out, selected(args, course) if named else None,
+                            args.jobs, args.timeout,
                             progress, warm_kernels=False if args.cold_kernels else None,
                             backend=make_backend(args.backend, args.scheduler),
                             regrade=args.regrade)

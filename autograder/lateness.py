@@ -87,9 +87,9 @@ def _fraction(settings: dict, key: str, default: float) -> float:
     return float(value)
 
 
-def parse_due(assignment: str, value) -> datetime:
-    """One `[tool.course.due]` entry as an aware datetime; CourseError naming it otherwise."""
-    where = f'[tool.course.due] "{assignment}" = {value!r} in pyproject.toml'
+def parse_due(assignment: str, value, table: str = "due") -> datetime:
+    """One `[tool.course.due]` (or `table`) entry as an aware datetime; CourseError naming it."""
+    where = f'[tool.course.{table}] "{assignment}" = {value!r} in pyproject.toml'
     if isinstance(value, datetime):  # a bare TOML datetime
         when = value
     elif isinstance(value, str):

@@ -73,9 +73,12 @@ def read_manifest(submitted: Path) -> dict[tuple[str, str], LmsRecord]:
 
 
 def manifest_text(records: dict[tuple[str, str], LmsRecord]) -> str:
-    """lms.csv's text for `records`, sorted by student then assignment."""
+    """lms.csv's text for `records`, sorted by student then assignment; every cell neutralized
+    against formula injection (a Gradescope :name: such as `=HYPERLINK(...)` gets a `'`)."""
+    from autograder.export import safe_cell
     buffer = io.StringIO(newline="")
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
     writer.writeheader()
-    writer.writerows(asdict(records[key]) for key in sorted(records))
+    writer.writerows({k: safe_cell(v) for k, v in asdict(records[key]).items()}
+                     for key in sorted(records))
     return buffer.getvalue()

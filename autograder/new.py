@@ -7,7 +7,8 @@ example exercise, `softplus`, for the author to replace:
     helpers/reference/<topic>.py       the reference (the name after "NN_")
     grading/NN_topic/                  probe.py, four mutants, one right answer written another way
 
-then generates release/NN_topic/ with nbgrader. The files come from autograder/scaffold/ (real
+then generates release/NN_topic/ with nbgrader and rewrites README.md's generated blocks (the
+Colab table; `publish` refuses a README whose blocks are stale), or says why it could not. The files come from autograder/scaffold/ (real
 Python and Markdown, linted like the rest). Everything is written into a temporary folder first
 and moved into place only when all of it could be made: an existing assignment, reference or
 grading folder of that name stops the command before anything is written.
@@ -114,6 +115,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("assignment", metavar="NN_topic", help="the new assignment's name, e.g. 09_attention")
 
 
+def update_readme(course: Course) -> str:
+    """Rewrite README.md's generated blocks (the Colab table now lists the new assignment);
+    returns what to tell the author: done, or why not and the command that does it."""
+    from autograder.course import SettingsError, course_settings
+    from autograder.journal import atomic_write
+    from autograder.readme import ReadmeError, render_readme
+
+    readme = course.root / "README.md"
+    if not readme.is_file():
+        return "no README.md: nothing to update"
+    try:
+        text = readme.read_text(encoding="utf-8")
+        updated = render_readme(text, course, course_settings(course.root))
+    except (SettingsError, ReadmeError) as error:
+        return (f"README.md's generated blocks were NOT updated ({error}); `publish` refuses "
+                "until `python -m autograder configure` has rewritten them")
+    if updated == text:
+        return "README.md's generated blocks were already up to date"
+    atomic_write(readme, updated)
+    return "updated README.md's generated blocks (its Colab table lists the new assignment)"
+
+
 def run(args: argparse.Namespace, course: Course) -> int:
     from autograder.release import release
 
@@ -121,7 +144,11 @@ def run(args: argparse.Namespace, course: Course) -> int:
     release(course, [args.assignment])
     for path in written:
         print(f"  wrote {path.relative_to(course.root)}")
-    print(f"  wrote release/{args.assignment}/{args.assignment}.ipynb\n"
-          f"Next: replace the example exercise (docs/authoring.md), then "
-          f"`python -m autograder check {args.assignment}`.")
+    print(f"  wrote release/{args.assignment}/{args.assignment}.ipynb")
+    print(f"  {update_readme(course)}")
+    print(f"Next: replace the example exercise (docs/authoring.md), then "
+          f"`python -m autograder check {args.assignment}`; give it a release and a due date in "
+          f"[tool.course.release] and [tool.course.due] of pyproject.toml (without a release date "
+          f"`publish` hands it out at once); after editing its intro or summary, `python -m "
+          f"autograder configure` rewrites README.md's generated blocks.")
     return 0

@@ -14,8 +14,16 @@ Before OUT is touched, the whole tree is built in a temporary folder and checked
 - no solution line, hidden-test line, reference or known-wrong answer is in any file
   (autograder/leaks.py). One problem, and nothing is written.
 
+Which assignments: those named, else those whose release time (`[tool.course.release]`,
+autograder/term.py) has come (--now, default: now; an assignment without one is released),
+together with every assignment an earlier publish put in OUT: publishing a few never removes the
+others. A named assignment whose release time has not come stops the command. The calendar gate:
+no published notebook may show an answer of another assignment whose due date has not passed
+(half or more of the telling lines of one of its solution regions, or WINDOW consecutive lines of
+one); the release of such a notebook must wait for that due date (or its content change).
+
 OUT must be missing, empty (a fresh `git clone` holding only .git/ counts as empty) or a
-previous publish. Then the files the last publish wrote are replaced or removed, and every
+previous publish; nothing is written through a symbolic link inside OUT. Then the files the last publish wrote are replaced or removed, and every
 other file (.git/, a workflow you added) is left alone; a file in the way that the last publish
 did not write stops the command. Then commit and push OUT, and attach the student wheel
 (`python -m autograder wheel`) to the release v<version> of the student repository.
@@ -27,14 +35,24 @@ import argparse
 import json
 import shutil
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.configure import disagreements
 from autograder.course import SettingsError, course_settings
 from autograder.layout import Course, CourseError
-from autograder.leaks import find_leaks, secrets
-from autograder.notebooks import read_notebook, strip_outputs, write_notebook
+from autograder.leaks import (
+    CodeIndex,
+    _is_telling,
+    code_lines,
+    find_leaks,
+    secrets,
+    split_regions,
+    windows,
+)
+from autograder.notebooks import grade_id, read_notebook, strip_outputs, write_notebook
 from autograder.readme import ReadmeError, render_readme, student_notebooks, student_readme
+from autograder.term import Term, course_term
 
 MARKER = ".autograder-publish.json"
 ALLOWED_IN_NEW_OUT = {".git"}  # what a fresh clone of an empty repository holds
@@ -107,10 +125,85 @@ def previous_files(out: Path) -> set[str] | None:
     return set(files)
 
 
+def _notebook_parts(course: Course, assignment: str) -> tuple[list[tuple[str, str]], str]:
+    """([(cell, text) of each solution region], the public text) of a source notebook."""
+    regions, public = [], []
+    for cell in read_notebook(course.source_notebook(assignment)).cells:
+        inside, outside = split_regions(cell.source)
+        public.append(outside)
+        regions += [(grade_id(cell) or "a cell", text) for kind, text in inside if kind == "solution"]
+    return regions, "\n".join(public)
+
+
+def shown_answers(course: Course, published: list[str], term: Term, now: datetime) -> list[str]:
+    """The calendar gate: for each notebook of `published`, every solution region of another
+    assignment not yet due at `now` that it shows; one line each.
+
+    Shown: WINDOW consecutive code lines of the region (autograder/leaks.py), or at least three
+    of its distinctive lines and half of them. Distinctive: a telling line (leaks.py) that the
+    owner's notebook does not show anyway and that is no course-wide habit, i.e. is not in the
+    public code of two notebooks nor in the solutions of two assignments (`losses = []`)."""
+    parts = {a: _notebook_parts(course, a) for a in course.assignments()}
+    public_count: dict[str, int] = {}
+    solution_count: dict[str, int] = {}
+    for regions, public in parts.values():
+        for line in {line.strip() for line in public.splitlines()}:
+            public_count[line] = public_count.get(line, 0) + 1
+        for line in {line for _, text in regions for line in code_lines(text)}:
+            solution_count[line] = solution_count.get(line, 0) + 1
+    problems = []
+    for shown_in in published:
+        public = parts[shown_in][1]
+        lines, code = {line.strip() for line in public.splitlines()}, CodeIndex(public)
+        for owner, (regions, owner_public) in parts.items():
+            if owner == shown_in or term.due_passed(owner, now):
+                continue
+            own = {line.strip() for line in owner_public.splitlines()}
+            for cell, text in regions:
+                distinctive = [line for line in code_lines(text) if _is_telling(line)
+                               and line not in own and public_count.get(line, 0) < 2
+                               and solution_count.get(line, 0) < 2]
+                found = [line for line in distinctive if line in lines]
+                copied = [w for w in windows(text) if w in code]
+                if copied or (len(found) >= 3 and 2 * len(found) >= len(distinctive)):
+                    due = term.due.get(owner)
+                    example = (copied[0].splitlines() if copied else found)[0][:60]
+                    problems.append(
+                        f"{shown_in} shows {owner}'s answer {cell} ({len(found)} of its "
+                        f"{len(distinctive)} distinctive lines{', and a run of lines' if copied else ''}"
+                        f": {example!r}...) before {owner} is due: "
+                        + (f"release {shown_in} after {due.isoformat()}" if due else
+                           f"{owner} has no due date in [tool.course.due]"))
+    return problems
+
+
+def published_assignments(out: Path, course: Course) -> list[str]:
+    """The assignments of `course` whose notebook an earlier publish wrote into `out`."""
+    files = previous_files(out) or set()
+    return [a for a in course.assignments() if f"release/{a}/{a}.ipynb" in files]
+
+
+def check_no_links(out: Path, files: set[str]) -> None:
+    """PublishError when a path to one of `files` in `out` passes through a symbolic link."""
+    links = set()
+    for rel in files:
+        path = out
+        for part in Path(rel).parts:
+            path = path / part
+            if path.is_symlink():
+                links.add(path.relative_to(out).as_posix())
+                break
+    if links:
+        raise PublishError(f"{out} holds symbolic links where publish writes: "
+                           f"{', '.join(sorted(links)[:5])}; publish never writes through one "
+                           "(it could lead outside). Nothing was written.")
+
+
 def install_tree(stage: Path, files: list[str], out: Path, version: str) -> list[str]:
     """Put the staged `files` into `out` as the module doc says; returns what changed."""
     before = previous_files(out)
     previous = before or set()
+    check_no_links(out, previous | set(files) | {MARKER})
     in_the_way = [f for f in files if f not in previous and (out / f).exists()]
     if in_the_way:
         raise PublishError(f"{out} holds files that the last publish did not write: "
@@ -143,13 +236,40 @@ def install_tree(stage: Path, files: list[str], out: Path, version: str) -> list
     return changed
 
 
-def publish(course: Course, out: Path, requested: list[str] | None = None) -> list[str]:
-    """The whole `publish` command; returns the files of `out` that changed."""
+def choose(course: Course, out: Path, requested: list[str] | None, term: Term,
+           now: datetime) -> list[str]:
+    """What publish writes (module doc): the named or released assignments, and those published."""
+    if requested:
+        chosen = course.select(requested)
+        early = [a for a in chosen if not term.released(a, now)]
+        if early:
+            raise PublishError("not released yet: " + ", ".join(
+                f"{a} (on {term.release[a].isoformat()})" for a in early)
+                + " ([tool.course.release]); nothing was written")
+    else:
+        chosen = [a for a in course.assignments() if term.released(a, now)]
+    before = published_assignments(out, course)
+    return [a for a in course.assignments() if a in chosen or a in before]
+
+
+def publish(course: Course, out: Path, requested: list[str] | None = None,
+            now: datetime | None = None) -> list[str]:
+    """The whole `publish` command; returns the files of `out` that changed. `now`: the time
+    the calendar is read at (default: now)."""
     out = Path(out).resolve()
     if out == course.root or course.root.is_relative_to(out):
         raise PublishError(f"{out} holds the course itself; publish into another folder")
-    assignments = course.select(requested)
+    now = now or datetime.now(timezone.utc)
     previous_files(out)  # refuse early, before the slow part
+    term = course_term(course.root, course.assignments())
+    assignments = choose(course, out, requested, term, now)
+    if not assignments:
+        raise PublishError(f"no assignment is released at {now.isoformat()} "
+                           "([tool.course.release]); nothing was written")
+    shown = shown_answers(course, assignments, term, now)
+    if shown:
+        raise PublishError("a notebook would show the answer of an assignment not yet due; "
+                           "nothing was written:\n  - " + "\n  - ".join(shown))
     try:
         settings = course_settings(course.root)
     except SettingsError as error:
@@ -162,19 +282,33 @@ def publish(course: Course, out: Path, requested: list[str] | None = None) -> li
         return install_tree(stage, files, out, settings.version)
 
 
+def _time(text: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
+    if when.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset (add +00:00 for UTC)")
+    return when
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", type=Path, metavar="OUT",
                         help="the student repository's folder (a clone of it): missing, empty or "
                              "a previous publish")
     parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
-                        help="assignments to publish (default: every folder of source/)")
+                        help="assignments to publish, besides those published before (default: "
+                             "those whose [tool.course.release] time has come)")
+    parser.add_argument("--now", type=_time, default=None, metavar="TIME",
+                        help="read the calendar at this ISO 8601 time with its UTC offset "
+                             "(default: now), e.g. to see what next week publishes")
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
     from autograder.template import GenerationError
 
     try:
-        changed = publish(course, args.out, args.assignments)
+        changed = publish(course, args.out, args.assignments, args.now)
     except (PublishError, GenerationError) as error:
         print(f"publish stopped: {error}")
         return 2

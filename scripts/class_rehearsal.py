@@ -3,16 +3,23 @@
 It runs what an instructor runs in a term, with `python -m autograder`, and prints what each
 step gives:
 
-  1. publish       the student repository's tree (its listing)
+  1. publish       by the calendar ([tool.course.release]): the student repository as it is the
+                   morning each of the first three assignments (and ASSIGNMENT) opens, --now
   2. a class       four students hand in ASSIGNMENT on Canvas: a right answer (the solution), a
                    wrong one (the first known-wrong answer of grading/ASSIGNMENT/mutants), a right
                    one handed in a day late, a notebook that is not JSON. Written as Canvas's
                    "Download Submissions" zip names them, with the Submissions API's times
-                   (autograder/canvas_times.py) and Canvas's gradebook export as the roster
-  3. collect       --from canvas --times
-  4. grade         --jobs JOBS
-  5. export        to canvas, gradescope and csv (each printed)
-  6. feedback      the students' archives and the zip for Canvas's Re-upload Submissions
+                   (autograder/canvas_times.py); the zip also holds what a real download can: a
+                   corrupt upload (bad CRC), a symbolic link to the instructor's source notebook,
+                   two files of one name, a 21 MB upload, macOS's hidden files. The roster is
+                   Canvas's gradebook export, with grades in the other assignments' columns and a
+                   display name that is a spreadsheet formula
+  3. collect       --from canvas --times (the four placed, each bad member named)
+  4. grade         --jobs JOBS (ASSIGNMENT, the one collected)
+  5. export        to canvas, gradescope and csv (each printed); the gradebook's other columns
+                   stay out of the import, so Canvas keeps them
+  6. feedback      the students' archives (names from the roster) and the zip for Canvas's
+                   Re-upload Submissions
   7. gradescope    the autograder.zip, unpacked as Gradescope does; its run_autograder grades
                    one hand-in (--gradescope-grades: the wrong one) and its results.json is printed
 
@@ -46,6 +53,7 @@ from autograder.lateness import course_policy
 from autograder.layout import Course, CourseError
 from autograder.mutants import apply_mutant, parse_mutant
 from autograder.notebooks import read_notebook, test_points
+from autograder.term import course_term
 
 CANVAS_ASSIGNMENT_ID = 4242
 # (sortable name as Canvas writes it, Canvas user id, file id, kind, hours after the due date)
@@ -53,6 +61,18 @@ CLASS = (("lovelaceada", 1001, 7001, "right", -24.0),
          ("turingalan", 1002, 7002, "wrong", -2.0),
          ("hoppergrace", 1003, 7003, "late", 27.0),
          ("babbagecharles", 1004, 7004, "broken", -0.1))
+# The gradebook's Student column (Canvas shows "Last, First"); 1004 chose a formula as a name.
+NAMES = {1001: "Lovelace, Ada", 1002: "Turing, Alan", 1003: "Hopper, Grace",
+         1004: "=HYPERLINK(\"http://evil.example\",\"Babbage\")", 1005: "Knuth, Donald",
+         1006: "Liskov, Barbara", 1007: "Hamilton, Margaret"}
+# Why collect leaves out each bad member of the download (its "not placed" lines say so).
+HOSTILE = ("corrupt", "symbolic link", "2 members named so", "over the cap", "macOS resource fork",
+           "hidden name")
+# Grades Canvas holds already in other assignments' columns: the import must leave them be.
+OTHER_COLUMNS = {"01_numpy_mlp (4240)": {1001: "18", 1002: "10", 1003: "17", 1004: "12",
+                                         1005: "16", 1006: "9", 1007: ""},
+                 "Participation (4999)": {1001: "5", 1002: "5", 1003: "4", 1004: "5", 1005: "3",
+                                          1006: "5", 1007: "5"}}
 
 
 _START = time.perf_counter()
@@ -103,9 +123,21 @@ def class_notebooks(course: Course, assignment: str) -> dict[str, bytes]:
     return {"right": right, "wrong": wrong, "late": right, "broken": right[: len(right) // 3]}
 
 
+def corrupt_member(path: Path, member: str) -> None:
+    """Flip a byte of `member`'s stored data in the zip at `path`: its CRC no longer matches."""
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
 def canvas_download(course: Course, assignment: str, folder: Path) -> tuple[Path, Path, Path, Path]:
     """submissions.zip, submissions.json (the API's times), gradebook.csv (Canvas's export, the
     roster) and gradescope_roster.csv for the class, in `folder`."""
+    import warnings
+
     folder.mkdir(parents=True)
     policy = course_policy(course.root, course.assignments())
     due = policy.due.get(assignment) or datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)
@@ -114,7 +146,11 @@ def canvas_download(course: Course, assignment: str, folder: Path) -> tuple[Path
     notebooks = class_notebooks(course, assignment)
     download, times = folder / "submissions.zip", folder / "submissions.json"
     records = []
-    with zipfile.ZipFile(download, "w") as archive:
+    link = zipfile.ZipInfo(f"liskovbarbara_1006_7006_{assignment}.ipynb")
+    link.external_attr = 0o120777 << 16  # a symbolic link, as `zip --symlinks` stores one
+    corrupt = f"knuthdonald_1005_7005_{assignment}.ipynb"
+    with warnings.catch_warnings(), zipfile.ZipFile(download, "w") as archive:
+        warnings.simplefilter("ignore")  # the duplicate name is on purpose
         for name, user, file_id, kind, hours in CLASS:
             late = "late_" if hours > 0 else ""
             filename = f"Copy of {assignment}.ipynb" if kind == "wrong" else f"{assignment}.ipynb"
@@ -123,22 +159,50 @@ def canvas_download(course: Course, assignment: str, folder: Path) -> tuple[Path
             records.append({"id": 500 + user % 100, "user_id": user, "assignment_id": CANVAS_ASSIGNMENT_ID,
                             "submitted_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "late": hours > 0,
                             "attachments": [{"id": file_id, "display_name": filename}]})
+        archive.writestr(corrupt, notebooks["right"])
+        archive.writestr(link, str(course.source_notebook(assignment)))
+        for _ in range(2):  # two uploads of one name: which one she meant cannot be told
+            archive.writestr(f"hamiltonmargaret_1007_7007_{assignment}.ipynb", notebooks["right"])
+        archive.writestr(f"turingalan_1002_7012_{assignment}.ipynb", b"\0" * (21 * 2**20),
+                         compress_type=zipfile.ZIP_DEFLATED)
+        archive.writestr(f"__MACOSX/._lovelaceada_1001_7001_{assignment}.ipynb", b"resource fork")
+        archive.writestr(".DS_Store", b"\0\0\0\1Bud1")
+    corrupt_member(download, corrupt)
     times.write_text(json.dumps(records, indent=1))
     gradebook, gradescope = folder / "gradebook.csv", folder / "gradescope_roster.csv"
     points = sum(test_points(read_notebook(course.source_notebook(assignment))).values())
     with open(gradebook, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-                         f"{assignment} ({CANVAS_ASSIGNMENT_ID})"])
-        writer.writerow(["    Points Possible", "", "", "", "", f"{points:g}"])
-        for name, user, *_ in CLASS:
-            writer.writerow([name, user, f"S{user}", name[:6], "Lab A", ""])
+        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *OTHER_COLUMNS,
+                         f"{assignment} ({CANVAS_ASSIGNMENT_ID})", "Current Score"])
+        writer.writerow(["    Points Possible", "", "", "", "", "20", "5", f"{points:g}",
+                         "(read only)"])
+        for user, name in NAMES.items():
+            writer.writerow([name, user, f"S{user}", f"u{user}@uni.edu", "Lab A",
+                             *(column[user] for column in OTHER_COLUMNS.values()), "", "80"])
     with open(gradescope, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["First Name", "Last Name", "SID", "Email", "Role", "Sections"])
         for name, user, *_ in CLASS:
             writer.writerow([name, "", user, f"{name}@uni.edu", "Student", "1"])
     return download, times, gradebook, gradescope
+
+
+def publish_by_the_calendar(course: Course, assignment: str, out: Path) -> dict[str, list[str]]:
+    """Publish into `out` at the release time of each of the first three assignments (and of
+    `assignment`), an hour after it; returns {time: the release/ folders then}."""
+    term = course_term(course.root, course.assignments())
+    dated = sorted(term.release, key=lambda a: term.release[a])
+    moments = sorted({term.release[a] for a in dated[:3] + ([assignment] if assignment in dated else [])})
+    seen = {}
+    for when in moments:
+        now = (when + timedelta(hours=1)).isoformat()
+        autograder(course, "publish", out, "--now", now)
+        seen[now] = sorted(p.name for p in (out / "release").iterdir())
+        print(f"  at {now}: release/ holds {', '.join(seen[now])}")
+    if assignment not in dated:
+        autograder(course, "publish", out, assignment)
+    return seen
 
 
 def run_autograder(course: Course, assignment: str, notebook: bytes, work: Path) -> dict:
@@ -158,34 +222,36 @@ def run_autograder(course: Course, assignment: str, notebook: bytes, work: Path)
 
 def rehearse(course: Course, assignment: str, jobs: int, work: Path, on_gradescope: str = "wrong") -> bool:
     """Every step in `work`; True when each student got what the rehearsal expects."""
-    say(f"1. publish: the student repository's tree ({assignment} only)")
-    autograder(course, "publish", work / "student-repository", assignment)
+    say("1. publish by the calendar: the student repository the morning each assignment opens")
+    calendar = publish_by_the_calendar(course, assignment, work / "student-repository")
     print("\n".join(listing(work / "student-repository")))
 
     say("2. a class of four hands in on Canvas (Download Submissions, Submissions API, gradebook)")
     download, times, gradebook, gradescope_roster = canvas_download(course, assignment, work / "canvas")
     with zipfile.ZipFile(download) as archive:
         print("\n".join(archive.namelist()))
+    gradebook_before = gradebook.read_bytes()
 
     say("3. collect")
     submitted, grades = work / "submitted", work / "grades"
-    autograder(course, "collect", download, "--from", "canvas", "-a", assignment,
-               "--out", submitted, "--times", times)
+    collected = capture(lambda: autograder(course, "collect", download, "--from", "canvas", "-a",
+                                           assignment, "--out", submitted, "--times", times))
     show_file(submitted / "lms.csv")
 
-    say("4. grade")
-    autograder(course, "grade", submitted, "--out", grades, "--jobs", jobs,
-               "--assignment", assignment)
+    say("4. grade (what was collected)")
+    autograder(course, "grade", submitted, "--out", grades, "--jobs", jobs)
     show_file(grades / "grades.csv")
 
     say("5. export")
+    exported = {}
     for target, roster in (("canvas", gradebook), ("gradescope", gradescope_roster), ("csv", None)):
-        autograder(course, "export", grades, "--to", target,
-                   *(["--roster", roster] if roster else []))
+        exported[target] = capture(lambda target=target, roster=roster: autograder(
+            course, "export", grades, "--to", target, *(["--roster", roster] if roster else [])))
         show_file(grades / f"export-{target}.csv")
 
     say("6. feedback")
-    autograder(course, "feedback", grades, "--submitted", submitted)
+    autograder(course, "feedback", grades, "--submitted", submitted, "--roster", gradebook,
+               "--lms", "canvas")
     returned = grades / "returned"
     print("\n".join(listing(returned)))
     with zipfile.ZipFile(returned / "canvas" / f"{assignment}.zip") as archive:
@@ -197,17 +263,60 @@ def rehearse(course: Course, assignment: str, jobs: int, work: Path, on_gradesco
     results = run_autograder(course, assignment, handed_in, work / "gradescope")
     print(json.dumps(results, indent=1))
 
-    return expected(grades, assignment, results, user)
+    facts = {"calendar": calendar, "collected": collected, "exported": exported,
+             "gradebook unchanged": gradebook.read_bytes() == gradebook_before}
+    return expected(course, grades, assignment, results, user, facts)
 
 
-def expected(grades: Path, assignment: str, results: dict, on_gradescope: str) -> bool:
-    """Say whether each student scored as the rehearsal means them to."""
+def capture(run) -> str:
+    """Run `run()`, its stdout and stderr shown and returned as one text."""
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        try:
+            run()
+        finally:
+            text = buffer.getvalue()
+    print(text, end="", flush=True)
+    return text
+
+
+def expected(course: Course, grades: Path, assignment: str, results: dict, on_gradescope: str,
+             facts: dict) -> bool:
+    """Say whether each step gave what the rehearsal means it to."""
     with open(grades / "grades.csv", newline="") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
     with open(grades / "export-csv.csv", newline="") as f:
         final = {r["student_id"]: r for r in csv.DictReader(f)}
+    with open(grades / "export-canvas.csv", newline="") as f:
+        canvas = list(csv.reader(f))
+    term = course_term(course.root, course.assignments())
+    opened = sorted(term.release, key=lambda a: term.release[a])
+    column = f"{assignment} ({CANVAS_ASSIGNMENT_ID})"
+    by_id = {row[1]: row for row in canvas[2:]}
+    with zipfile.ZipFile(grades / "returned" / "1001_feedback.zip") as archive:
+        index = archive.read("index.html").decode()
     right = rows["1001"]
     checks = {
+        "each publish holds the assignments opened by then, the earlier ones kept": all(
+            set(names) == {a for a in opened if term.release[a] <= datetime.fromisoformat(now)}
+            for now, names in facts["calendar"].items()) and len(facts["calendar"]) >= 3,
+        "collect placed the four and named each bad member": (
+            "4 notebook(s) of" in facts["collected"]
+            and all(why in facts["collected"] for why in HOSTILE)),
+        "only what was collected is graded": {r["assignment"] for r in rows.values()} == {assignment},
+        "the import holds the identity and the graded column only": canvas[0] == [
+            "Student", "ID", "SIS User ID", "SIS Login ID", "Section", column],
+        "the gradebook's other grades are untouched": facts["gradebook unchanged"] and not any(
+            c in canvas[0] for c in OTHER_COLUMNS),
+        "students whose upload was bad get an empty cell, not 0": [
+            by_id[str(u)][5] for u in (1005, 1006, 1007)] == ["", "", ""],
+        "the broken notebook is listed by export and left empty": (
+            f"1004/{assignment}: error" in facts["exported"]["canvas"] and by_id["1004"][5] == ""),
+        "a formula as a name is neutralized": by_id["1004"][0].startswith("'="),
+        "feedback is titled by the roster's name": "Feedback for Ada Lovelace (1001)" in index,
         "the right answer has full marks": right["status"] == "graded" and right["score"] == right["max_score"],
         "the wrong answer loses points": float(rows["1002"]["score"]) < float(rows["1002"]["max_score"]),
         "the late one scores full before its penalty": rows["1003"]["score"] == right["max_score"],

@@ -77,7 +77,7 @@ def test_canvas_download_is_laid_out_by_canvas_user_id(fixture_course, tmp_path,
     assert f"smithbob_LATE_1002_5002_{A}.ipynb: 1002: a second notebook; kept the newer" in output.err
     assert "leecarl_late_1003_5003_notes.pdf: user 1003 (leecarl): not a notebook" in output.err
     assert "readme.txt: not a Canvas download name" in output.err
-    assert "__MACOSX" not in output.err
+    assert f"__MACOSX/._doejane_1001_5001_{A}.ipynb: a macOS resource fork" in output.err
 
 
 def test_gradescope_export_keeps_times_and_every_group_member(fixture_course, tmp_path, capsys):
@@ -347,3 +347,154 @@ def test_a_times_file_that_does_not_exist_is_named(fixture_course, tmp_path, cap
     assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
                "--out", tmp_path / "s", "--times", tmp_path / "nope.json") == 2
     assert "--times" in capsys.readouterr().err and not (tmp_path / "s").exists()
+
+
+def stored_zip(path: Path, members: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
+    """A zip whose members are written as given (ZipInfo for a symbolic link, a repeated name)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of a duplicate name: on purpose here
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for info, data in members:
+                archive.writestr(info, data)
+    return path
+
+
+def link_member(name: str, target: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (0o120777 << 16)  # S_IFLNK: unzip would make a symbolic link
+    return info
+
+
+def corrupt(path: Path, member: str) -> None:
+    """Flip one byte of `member`'s stored data: its CRC no longer matches."""
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_a_hostile_zip_places_every_good_member_and_names_each_bad_one(fixture_course, tmp_path,
+                                                                     capsys):
+    secret = fixture_course.source_notebook(A)
+    big = b"0" * (21 * 2**20)  # 21 MB of one byte: a few kB compressed, over the 20 MB cap
+    download = stored_zip(tmp_path / "class.zip", [
+        (f"alice/{A}.ipynb", notebook("alice")),
+        (f"carol/{A}.ipynb", notebook("carol") * 20),
+        (f"dave/{A}.ipynb", big),
+        (link_member(f"erin/{A}.ipynb", str(secret)), str(secret).encode()),
+        (f"frank/{A}.ipynb", notebook("frank 1")),
+        (f"frank/{A}.ipynb", notebook("frank 2")),
+        (f".grace/{A}.ipynb", notebook("grace")),
+        (f"heidi/.{A}.ipynb", notebook("heidi")),
+        (f"../ivan/{A}.ipynb", notebook("ivan")),
+        ("judy/notes.txt", b"no notebook"),
+        (f"bob/{A}.ipynb", notebook("bob")),
+    ])
+    corrupt(download, f"carol/{A}.ipynb")
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", download, "--from", "zip", "-a", A, "--out", out) == 0
+    assert placed(out) == {f"alice/{A}/{A}.ipynb": notebook("alice"),
+                           f"bob/{A}/{A}.ipynb": notebook("bob")}
+    err = capsys.readouterr().err
+    for line in (f"carol/{A}.ipynb: a corrupt member, not readable (",
+                 f"dave/{A}.ipynb: {len(big)} bytes, over the cap of {20 * 2**20} (--max-size)",
+                 f"erin/{A}.ipynb: a symbolic link (never followed)",
+                 f"frank/{A}.ipynb: the zip holds 2 members named so",
+                 f".grace/{A}.ipynb: a hidden name",
+                 f"heidi/.{A}.ipynb: a hidden name",
+                 f"../ivan/{A}.ipynb: a path that leads outside the download",
+                 "judy/notes.txt: not a notebook"):
+        assert f"not placed: {line}" in err, line
+    assert err.count(f"not placed: frank/{A}.ipynb") == 2
+    assert {p.name for p in tmp_path.iterdir()} == {"class.zip", "submitted", "course"}
+    assert not (tmp_path / "ivan").exists() and not (out / "ivan").exists()
+
+
+def test_the_size_cap_is_configurable(fixture_course, tmp_path, capsys):
+    download = make_zip(tmp_path / "class.zip", {f"alice/{A}.ipynb": notebook("alice" * 500),
+                                                 f"bob/{A}.ipynb": notebook("bob")})
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", download, "--from", "zip", "-a", A, "--out", out,
+               "--max-size", "0.001") == 0
+    assert list(placed(out)) == [f"bob/{A}/{A}.ipynb"]
+    assert f"alice/{A}.ipynb: " in capsys.readouterr().err
+
+
+def test_a_folder_download_never_follows_a_symbolic_link(fixture_course, tmp_path, capsys):
+    """A link to the instructor's source notebook was placed as a student's submission."""
+    download = tmp_path / "download"
+    (download / "alice").mkdir(parents=True)
+    (download / "alice" / f"{A}.ipynb").write_bytes(notebook("alice"))
+    (download / "bob").mkdir()
+    (download / "bob" / f"{A}.ipynb").symlink_to(fixture_course.source_notebook(A))
+    (download / "carol").symlink_to(fixture_course.source_notebook(A).parent, target_is_directory=True)
+    (download / "dave").mkdir()
+    (download / "dave" / ".hidden.ipynb").write_bytes(notebook("dave"))
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", download, "--from", "zip", "-a", A, "--out", out) == 0
+    assert placed(out) == {f"alice/{A}/{A}.ipynb": notebook("alice")}
+    err = capsys.readouterr().err
+    assert f"not placed: bob/{A}.ipynb: a symbolic link (never followed)" in err
+    assert "not placed: carol: a symbolic link (never followed)" in err
+    assert "not placed: dave/.hidden.ipynb: a hidden name" in err
+
+
+def test_an_empty_zip_places_nothing_and_writes_nothing(fixture_course, tmp_path, capsys):
+    download = make_zip(tmp_path / "empty.zip", {})
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", download, "--from", "canvas", "-a", A, "--out", out) == 1
+    assert not (out / "lms.csv").exists()
+    assert "nothing placed" in capsys.readouterr().out
+
+
+def test_nothing_is_written_through_a_symbolic_link_inside_submitted(fixture_course, tmp_path,
+                                                                    capsys):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "submitted"
+    out.mkdir()
+    (out / "alice").symlink_to(elsewhere, target_is_directory=True)
+    download = make_zip(tmp_path / "class.zip", {f"alice/{A}.ipynb": notebook("alice")})
+    assert run(fixture_course, "collect", download, "--from", "zip", "-a", A, "--out", out) == 2
+    assert "a symbolic link inside SUBMITTED" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_lms_csv_cells_are_neutralized_against_formula_injection(fixture_course, tmp_path):
+    export = tmp_path / "export"
+    (export / "submission_1").mkdir(parents=True)
+    (export / "submission_1" / f"{A}.ipynb").write_bytes(notebook("x"))
+    (export / "submission_metadata.yml").write_text(
+        "submission_1:\n  :submitters:\n  - :name: '=HYPERLINK(\"http://x.example\")'\n"
+        "    :sid: A1\n    :email: '@SUM(1+1)'\n  :created_at: 2026-11-20 09:03:00 +00:00\n")
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", export, "--from", "gradescope", "-a", A, "--out", out) == 0
+    row = manifest(out)["A1"]
+    assert (row["name"], row["email"]) == ("'=HYPERLINK(\"http://x.example\")", "'@SUM(1+1)")
+
+
+def test_a_download_is_never_held_in_memory_whole(tmp_path):
+    """Each member under the cap was read and kept: six 8 MB members held 48 MB at once (a 2 MB
+    zip of a 2 GB member peaked at 4.3 GB before the cap). Members are checked in chunks and read
+    again only when placed."""
+    import tracemalloc
+
+    from autograder.collect import collect
+
+    with zipfile.ZipFile(tmp_path / "big.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        for k in range(6):
+            archive.writestr(f"s{k}/data.bin", b"\0" * (8 * 2**20))
+        archive.writestr(f"alice/{A}.ipynb", notebook("alice"))
+    tracemalloc.start()
+    try:
+        found = collect(tmp_path / "big.zip", "zip", A)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert list(found.placed) == ["alice"] and len(found.skipped) == 6
+    assert found.placed["alice"].entry.read() == notebook("alice")
+    assert peak < 16 * 2**20, f"peak {peak / 2**20:.0f} MB"

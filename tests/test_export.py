@@ -54,6 +54,11 @@ def export(course, *args) -> int:
     return main(["export", *map(str, args), "--root", str(course.root)])
 
 
+def write_csv(path: Path, header: list[str], rows: list[list]) -> None:
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([header, *rows])
+
+
 def read(path: Path) -> list[list[str]]:
     with open(path, newline="") as f:
         return list(csv.reader(f))
@@ -109,13 +114,133 @@ def test_canvas_import_keeps_the_roster_its_ids_and_the_points_row(course, tmp_p
     assert sorted(r[0] for r in unmatched[1:]) == ["9999", "jdoe_dup"]
 
 
-def test_canvas_students_are_also_found_by_sis_login(course, tmp_path):
+def test_students_match_on_the_declared_key_only_never_another_column(course, tmp_path, capsys):
+    """`clee` is the SIS Login ID of the row with ID 1003: no fallback between columns, the export
+    stops; --roster-key sis matches the SIS User ID, and only it."""
     grades = write_grades(tmp_path / "grades", [("clee", "2", "")])
     out = tmp_path / "canvas.csv"
     assert export(course, grades, "--to", "canvas", "--roster", LMS / "canvas_gradebook.csv",
-                  "--out", out) == 0
+                  "--out", out) == 2
+    assert "'clee' is no ID of the roster but is in row 5 (SIS Login ID)" in capsys.readouterr().err
+    assert not out.exists()
+    grades = write_grades(tmp_path / "grades", [("S1003", "2", "")])
+    assert export(course, grades, "--to", "canvas", "--roster", LMS / "canvas_gradebook.csv",
+                  "--roster-key", "sis", "--out", out) == 0
     assert read(out)[4] == ["Lee, Carl", "1003", "S1003", "clee", "Lab B", "2"]
     assert not (tmp_path / "canvas.unmatched.csv").exists()
+
+
+def test_an_id_that_is_another_rows_sis_id_stops_the_export_naming_both_rows(
+        course, tmp_path, capsys):
+    """The grade of user 101 went to the row of ID 555, whose SIS User ID is 101, and the row of
+    ID 101 stayed empty."""
+    (tmp_path / "roster.csv").write_text(
+        f"Student,ID,SIS User ID,SIS Login ID,Section,{A} (4242)\n"
+        "\"Roe, Rick\",555,101,rroe,Lab A,\n"
+        "\"Doe, Jane\",101,S9,jdoe,Lab A,\n")
+    grades = write_grades(tmp_path / "grades", [("101", "6", "")])
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", tmp_path / "roster.csv",
+                  "--out", out) == 2
+    assert ("'101' is the ID of row 3 and also in row 2 (SIS User ID): which student it is "
+            "cannot be told") in capsys.readouterr().err
+    assert not out.exists()
+
+
+def two_assignments(course) -> str:
+    """A second assignment in the fixture course's source/; its name."""
+    second = "01_second"
+    (course.source_dir / second).mkdir()
+    (course.source_dir / second / f"{second}.ipynb").write_bytes(course.source_notebook(A).read_bytes())
+    return second
+
+
+def test_a_column_is_written_only_for_an_assignment_with_graded_rows(course, tmp_path, capsys):
+    """grade's rows of an assignment nobody handed in are all 'missing': the roster's column for
+    it (which holds grades already) is not in the import, so Canvas keeps them."""
+    second = two_assignments(course)
+    (tmp_path / "roster.csv").write_text(
+        f"Student,ID,SIS User ID,{A} (4242),{second} (4343)\n"
+        "\"Doe, Jane\",1001,S1,,18\n\"Smith, Bob\",1002,S2,,10\n")
+    grades = write_grades(tmp_path / "grades", [
+        ("1001", "6", "", A), ("1002", "5", "", A),
+        ("1001", "0", "", second, "missing"), ("1002", "0", "", second, "missing")])
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", tmp_path / "roster.csv",
+                  "--out", out) == 0
+    assert read(out) == [["Student", "ID", "SIS User ID", f"{A} (4242)"],
+                         ["Doe, Jane", "1001", "S1", "6"], ["Smith, Bob", "1002", "S2", "5"]]
+    assert f"no column for {second}: none of its rows was graded" in capsys.readouterr().err
+
+
+def test_canvas_column_is_found_by_the_canvas_id_of_tool_course(course, tmp_path, capsys):
+    """A column a person titled ("HW0 - Fixture (5501)") is found by its id, not a new column."""
+    (course.root / "pyproject.toml").write_text(POLICY + f'[tool.course.canvas_id]\n"{A}" = 5501\n')
+    (tmp_path / "roster.csv").write_text(
+        "Student,ID,SIS User ID,HW0 - Fixture (5501),Old quiz (77)\n\"Doe, Jane\",1001,S1,,9\n")
+    grades = write_grades(tmp_path / "grades", [("1001", "6", "")])
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", tmp_path / "roster.csv",
+                  "--out", out) == 0
+    assert read(out) == [["Student", "ID", "SIS User ID", "HW0 - Fixture (5501)"],
+                         ["Doe, Jane", "1001", "S1", "6"]]
+    assert "new column" not in capsys.readouterr().err
+    (course.root / "pyproject.toml").write_text(POLICY + f'[tool.course.canvas_id]\n"{A}" = 6000\n')
+    assert export(course, grades, "--to", "canvas", "--roster", tmp_path / "roster.csv",
+                  "--out", tmp_path / "other.csv") == 2
+    assert f"no column for {A}'s Canvas assignment id 6000" in capsys.readouterr().err
+    assert not (tmp_path / "other.csv").exists()
+
+
+def test_a_new_canvas_column_is_said(course, tmp_path, capsys):
+    (tmp_path / "roster.csv").write_text("Student,ID,HW0 - Fixture (5501)\n\"Doe, Jane\",1001,\n")
+    grades = write_grades(tmp_path / "grades", [("1001", "6", "")])
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", tmp_path / "roster.csv",
+                  "--out", out) == 0
+    assert read(out)[0] == ["Student", "ID", A]
+    assert f"new column '{A}'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag, written", [((), ""), (("--ungraded", "zero"), "0")])
+def test_a_broken_submission_is_reported_and_never_a_silent_zero(course, tmp_path, capsys,
+                                                                flag, written):
+    grades = tmp_path / "grades"
+    write_grades(grades, [("1001", "6", ""), ("1002", "0", "", A, "error")])
+    text = (grades / "grades.csv").read_text().replace(
+        "1002,00_fixture,0,6,error,,", "1002,00_fixture,0,6,error,not valid JSON: line 3,")
+    (grades / "grades.csv").write_text(text)
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", LMS / "canvas_gradebook.csv",
+                  "--out", out, *flag) == 0
+    assert read(out)[3] == ["Smith, Bob", "1002", "S1002", "bsmith", "Lab A", written]
+    err = capsys.readouterr().err
+    assert "1 row(s) not graded" in err
+    assert f"1002/{A}: error: not valid JSON: line 3" in err
+
+
+HOSTILE = ["=HYPERLINK(\"http://x.example\",\"y\")", "=cmd|' /C calc'!A0", "+SUM(1+1)",
+           "@SUM(1+1)", "\t=1", "-2+3", "\r=1"]
+
+
+def test_every_cell_of_every_export_is_neutralized_against_formula_injection(course, tmp_path):
+    write_csv(tmp_path / "roster.csv", ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+                                         f"{A} (4242)"],
+              [[name, 100 + k, f"S{k}", f"login{k}", "Lab A", ""] for k, name in enumerate(HOSTILE)])
+    grades = write_grades(tmp_path / "grades", [("100", "6", ""), ("=1+1", "6", "")])
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", tmp_path / "roster.csv",
+                  "--out", out) == 0
+    names = [r[0] for r in read(out)[1:]]
+    assert names == ["'" + n.strip() for n in HOSTILE]  # the roster's cells are read stripped
+    assert read(tmp_path / "canvas.unmatched.csv")[1][0] == "'=1+1"
+    write_csv(tmp_path / "gs.csv", ["First Name", "Last Name", "SID", "Email"],
+              [[name, "x", f"G{k}", name] for k, name in enumerate(HOSTILE)])
+    grades = write_grades(tmp_path / "grades", [("G0", "6", "")])
+    assert export(course, grades, "--to", "gradescope", "--roster", tmp_path / "gs.csv",
+                  "--out", tmp_path / "gs-out.csv") == 0
+    cells = [c for row in read(tmp_path / "gs-out.csv")[1:] for c in (row[0], row[3])]
+    assert cells and all(c.startswith("'") for c in cells)
 
 
 def test_gradescope_csv_matches_sid_or_email_and_shows_lateness(course, tmp_path):
@@ -145,7 +270,9 @@ def test_wide_csv_has_a_row_per_student_and_the_total(course, tmp_path):
     assert rows[0] == ["student_id", A, "total", "max_total", f"{A} submitted_at",
                        f"{A} days late", f"{A} late penalty"]
     assert rows[1] == ["alice", "5.4", "5.4", "6", "2026-12-02T00:30:00+00:00", "1", "0.6"]
-    assert rows[2] == ["bob", "0", "0", "6", "", "0", "0"]
+    assert rows[2] == ["bob", "", "", "6", "", "0", "0"]  # missing: blank, and listed
+    assert export(course, grades, "--to", "csv", "--ungraded", "zero") == 0
+    assert read(grades / "export-csv.csv")[2] == ["bob", "0", "0", "6", "", "0", "0"]
 
 
 @pytest.mark.parametrize("roster_text, message", [

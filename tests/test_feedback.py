@@ -196,3 +196,30 @@ def test_feedback_without_the_manifest_it_was_pointed_at_writes_nothing(graded, 
                  "--root", str(fixture_course.root)]) == 2
     assert "no lms.csv there" in capsys.readouterr().err
     assert not returned.exists()
+
+
+@pytest.mark.parametrize("lms, roster, name, email", [
+    ("canvas", 'Student,ID,SIS User ID,SIS Login ID\n"Lovelace, Ada",ada,S1,ada@uni.edu\n'
+               '"=cmd|\' /C calc\'!A0",bob,S2,bbyte\n', "Ada Lovelace", "ada@uni.edu"),
+    ("gradescope", "First Name,Last Name,SID,Email\nAda,Lovelace,ada,ada@uni.edu\n"
+                   "=cmd|' /C calc'!A0,,bob,@SUM(1+1)\n", "Ada Lovelace", "ada@uni.edu"),
+])
+def test_feedback_takes_names_and_emails_from_the_roster_and_titles_pages_by_name(
+        graded, fixture_course, tmp_path, lms, roster, name, email):
+    """feedback.csv had an empty email column and the Canvas login as the name; the pages named
+    the student by Canvas id; a roster name such as `=cmd|...` went into feedback.csv as is."""
+    out, _ = graded
+    (fixture_course.root / "pyproject.toml").write_text(PYPROJECT)
+    (tmp_path / "roster.csv").write_text(roster)
+    returned = tmp_path / "returned"
+    assert main(["feedback", str(out), "--out", str(returned), "--roster", str(tmp_path / "roster.csv"),
+                 "--lms", lms, "--root", str(fixture_course.root)]) == 0
+    with open(returned / "feedback.csv", newline="") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    assert (rows["ada"]["name"], rows["ada"]["email"]) == (name, email)
+    assert rows["bob"]["name"].startswith("'=cmd")
+    assert rows["bob"]["email"] in ("", "'@SUM(1+1)")
+    with zipfile.ZipFile(returned / "ada_feedback.zip") as archive:
+        index = archive.read("index.html").decode()
+    assert f"<title>Feedback for {name} (ada)</title>" in index
+    assert f"<h1>Feedback for {name} (ada)</h1>" in index

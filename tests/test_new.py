@@ -84,3 +84,22 @@ def test_a_scaffolded_assignment_passes_check_and_check_fails_closed_once_filled
     checked = autograder(course.root, "check", ASSIGNMENT, "--jobs", "2")
     assert checked.returncode != 0
     assert "softsign" in checked.stdout + checked.stderr and ASSIGNMENT in checked.stdout + checked.stderr
+
+
+@pytest.mark.slow
+def test_new_updates_the_readme_blocks_so_that_publish_does_not_refuse(tmp_path, capsys):
+    """After `new`, the README's Colab table was stale and `publish` refused until `configure`
+    ran; neither `new` nor docs/authoring.md said so."""
+    from test_configure import full_course_copy
+
+    from autograder.__main__ import main
+    from autograder.configure import disagreements
+
+    course = full_course_copy(tmp_path / "course")
+    assert disagreements(course, release=False) == []
+    assert main(["new", ASSIGNMENT, "--root", str(course.root)]) == 0
+    out = capsys.readouterr().out
+    assert "updated README.md's generated blocks" in out
+    assert "[tool.course.release]" in out and "python -m autograder configure" in out
+    assert disagreements(course, release=False) == []
+    assert f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb" in (course.root / "README.md").read_text()

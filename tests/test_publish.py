@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
@@ -17,6 +18,7 @@ from autograder.layout import Course
 from autograder.leaks import find_leaks, secrets, windows
 from autograder.notebooks import read_notebook, write_notebook
 from autograder.publish import MARKER, PublishError, publish
+from autograder.readme import render_readme
 from autograder.setup_cell import setup_head
 
 pytestmark = pytest.mark.slow  # nbgrader generates the release (seconds per notebook)
@@ -24,11 +26,14 @@ pytestmark = pytest.mark.slow  # nbgrader generates the release (seconds per not
 COURSE = Course(REPO_ROOT)
 
 
+AFTER_THE_TERM = datetime(2027, 6, 1, tzinfo=timezone.utc)  # every assignment released and due
+
+
 @pytest.fixture(scope="module")
 def published(tmp_path_factory) -> Path:
-    """This course published into a fresh folder; treat as read-only."""
+    """This course published into a fresh folder at the end of its term; treat as read-only."""
     out = tmp_path_factory.mktemp("student") / "repo"
-    publish(COURSE, out)
+    publish(COURSE, out, now=AFTER_THE_TERM)
     return out
 
 
@@ -221,3 +226,100 @@ def test_publish_has_help(capsys):
     assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert "OUT" in out and MARKER in out and "nothing is written" in out
+
+
+# -- the calendar ----------------------------------------------------------------------------------
+
+def calendar_course(tmp_path: Path, calendar: str) -> Course:
+    """configured_copy with a second assignment, 01_second (00_fixture's notebook), and
+    `calendar` (TOML tables) appended to its pyproject.toml."""
+    course = configured_copy(tmp_path)
+    (course.source_dir / "01_second").mkdir()
+    shutil.copyfile(course.source_notebook("00_fixture"), course.source_notebook("01_second"))
+    pyproject = course.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + calendar)
+    readme = course.root / "README.md"  # its Colab table lists the new assignment
+    readme.write_text(render_readme(readme.read_text(), course, course_settings(course.root)))
+    return course
+
+
+CALENDAR = """
+[tool.course.release]
+"00_fixture" = "2026-11-24T09:00:00+00:00"
+"01_second" = "2026-12-02T09:00:00+00:00"
+[tool.course.due]
+"00_fixture" = "2026-12-01T23:59:00+00:00"
+"01_second" = "2026-12-08T23:59:00+00:00"
+"""
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def test_publish_writes_what_the_calendar_released_and_keeps_what_it_published(tmp_path, capsys):
+    """`publish OUT 00_fixture` after a full publish removed the others from the student
+    repository; and every assignment was handed out on day one."""
+    course = calendar_course(tmp_path, CALENDAR)
+    out = tmp_path / "student"
+    publish(course, out, now=at("2026-11-25T12:00:00+00:00"))
+    assert {f for f in files(out) if f.startswith("release/")} == {
+        "release/00_fixture/00_fixture.ipynb"}
+    with pytest.raises(PublishError, match=r"not released yet: 01_second \(on 2026-12-02"):
+        publish(course, out, ["01_second"], now=at("2026-11-25T12:00:00+00:00"))
+    assert main(["publish", "--root", str(course.root), str(out), "--now",
+                 "2026-12-03T00:00:00+00:00"]) == 0
+    assert "release/01_second/01_second.ipynb" in files(out)
+    publish(course, out, ["00_fixture"], now=at("2026-12-03T00:00:00+00:00"))
+    assert {f for f in files(out) if f.startswith("release/")} == {
+        "release/00_fixture/00_fixture.ipynb", "release/01_second/01_second.ipynb"}
+
+
+def test_publish_refuses_a_notebook_that_shows_an_earlier_answer_before_its_due_date(tmp_path):
+    """07's release held 06's `evaluate` solution, and publish handed it out before 06 was due."""
+    course = calendar_course(tmp_path, CALENDAR.replace('"01_second" = "2026-12-02T09:00:00+00:00"',
+                                                        '"01_second" = "2026-12-01T10:00:00+00:00"'))
+    answer = "return float(np.mean(np.asarray(x, dtype=float) ** 2))"
+    assert answer in read_notebook(course.source_notebook("00_fixture")).cells[-1].source or any(
+        answer in c.source for c in read_notebook(course.source_notebook("00_fixture")).cells)
+    path = course.source_notebook("01_second")
+    nb = read_notebook(path)
+    nb.cells.append(new_markdown_cell("Last week's `mean_square`, to build on:"))
+    nb.cells.append(new_code_cell(f"def last_weeks_mean_square(x):\n    {answer}\n"))
+    write_notebook(nb, path)
+    out = tmp_path / "student"
+    publish(course, out, now=at("2026-11-25T12:00:00+00:00"))  # 00_fixture alone
+    before = snapshot(out)
+    with pytest.raises(PublishError, match=r"01_second shows 00_fixture's answer mean_square .* "
+                                           r"before 00_fixture is due: release 01_second after "
+                                           r"2026-12-01T23:59"):
+        publish(course, out, now=at("2026-12-01T12:00:00+00:00"))
+    assert snapshot(out) == before
+    publish(course, out, now=at("2026-12-02T00:00:00+00:00"))  # 00_fixture is due: it may show
+    assert "release/01_second/01_second.ipynb" in files(out)
+
+
+def test_the_course_calendar_releases_no_notebook_before_the_answers_it_shows_are_due():
+    """This course's [tool.course.release]: at each assignment's release time, the gate passes
+    for it (03 shows 02's training loop, 07 06's evaluate: each opens after that one is due)."""
+    from autograder.publish import shown_answers
+    from autograder.term import course_term
+
+    term = course_term(REPO_ROOT, COURSE.assignments())
+    assert set(term.release) == set(COURSE.assignments())
+    for assignment, when in term.release.items():
+        assert shown_answers(COURSE, [assignment], term, when) == [], assignment
+
+
+def test_publish_never_writes_through_a_symbolic_link_inside_out(tmp_path):
+    course = configured_copy(tmp_path)
+    out = tmp_path / "student"
+    publish(course, out)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "00_fixture.ipynb").write_text("mine")
+    shutil.rmtree(out / "release" / "00_fixture")
+    (out / "release" / "00_fixture").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(PublishError, match="symbolic links where publish writes: release/00_fixture"):
+        publish(course, out)
+    assert (elsewhere / "00_fixture.ipynb").read_text() == "mine"

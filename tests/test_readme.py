@@ -28,15 +28,24 @@ def test_readme_quick_start_is_the_two_commands():
     assert commands == ["make course", "make test"]
 
 
-def test_readme_has_the_student_and_instructor_sections():
+def test_readme_is_the_front_door_and_the_instructors_guide_lives_in_docs():
+    """The README was 28 KB, the instructor's guide inside it; it is the front door now: what the
+    course is, the two commands, where students start, where instructors read on."""
     readme = (ROOT / "README.md").read_text()
+    assert len(readme.encode()) < 12_000
     headings = re.findall(r"(?m)^#{2,3} .*$", readme)
-    for heading in ("## For students", "## For instructors", "### Adopt the course",
-                    "### Publish to students"):
-        assert heading in headings, heading
-    instructors = headings.index("## For instructors")
-    assert headings.index("### Adopt the course") > instructors
-    assert headings.index("### Publish to students") > instructors
+    assert headings[:4] == ["## Quick start", "## The course", "## For students",
+                            "## For instructors"]
+    assert "](docs/instructors.md)" in readme
+    guide = (ROOT / "docs" / "instructors.md").read_text()
+    sections = re.findall(r"(?m)^## .*$", guide)
+    for heading in ("## Adopt the course", "## Publish to students", "## A term's calendar",
+                    "## Grade on Gradescope", "## Collect submissions", "## Export grades",
+                    "## Return feedback", "## Rehearse a term"):
+        assert heading in sections, heading
+    for link in re.findall(r"\]\(([^)#]+)", guide):  # relative links from docs/ resolve
+        if not link.startswith("http"):
+            assert (ROOT / "docs" / link).resolve().exists(), link
 
 
 def test_the_student_readme_is_self_contained():
@@ -48,3 +57,24 @@ def test_the_student_readme_is_self_contained():
     links = re.findall(r"\]\((?!https?://|#)([^)]+)\)", text)
     assert links and [link for link in links if link not in published] == []
     assert "## For instructors" not in text and "## Quick start" not in text
+
+
+def test_authoring_states_the_mutant_minimum_the_summary_contract_and_a_worked_example():
+    """authoring.md said "at least four" without the gate, described a summary dict that 03 does
+    not follow, and had no worked example of adding an assignment."""
+    from autograder.check import MIN_MUTANTS
+    from autograder.notebooks import read_notebook
+    from autograder.points import summary_points
+
+    text = (ROOT / "docs" / "authoring.md").read_text()
+    assert f"MIN_MUTANTS = {MIN_MUTANTS}" in text
+    # 03's summary has qualified keys; the contract the doc states names one of them.
+    keys = summary_points(read_notebook(ROOT / "source" / "03_custom_functions" /
+                                        "03_custom_functions.ipynb"))
+    qualified = [k for k in keys if " " in k]
+    assert qualified and any(f'"{k}"' in text for k in qualified)
+    assert "passed(key)" in text and "add up to that exercise's points" in text
+    example = text.split("### A worked example")[1]
+    for step in ("python -m autograder new", "[tool.course.release]", "[tool.course.due]",
+                 "mutants/", "check 09_attention", "publish --now"):
+        assert step in example, step

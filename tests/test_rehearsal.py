@@ -1,4 +1,5 @@
-"""scripts/class_rehearsal.py: a small class handed in on Canvas, from publish to results.json.
+"""scripts/class_rehearsal.py: a term, offline: publishing by the calendar, a small class handed in
+on Canvas with a hostile download, an existing gradebook, late work, Gradescope, feedback.
 
 Run once, on the quickest assignment with two kernels; run_autograder grades the broken hand-in
 (tests/test_gradescope.py grades real answers with it). The script checks its own scores; this
@@ -48,16 +49,16 @@ def rows(path: Path, key: str = "student_id") -> dict[str, dict[str, str]]:
 def test_the_rehearsal_prints_every_step_and_its_checks_pass(rehearsal):
     _, out = rehearsal
     print(out)  # the step timings, for -s
-    for step in ("1. publish", "2. a class of four", "3. collect", "4. grade", "5. export",
-                 "6. feedback", "7. Gradescope"):
+    for step in ("1. publish by the calendar", "2. a class of four", "3. collect", "4. grade",
+                 "5. export", "6. feedback", "7. Gradescope"):
         assert f"== {step}" in out
     assert f"release/{ASSIGNMENT}/{ASSIGNMENT}.ipynb" in out and "\nLICENSE\n" in out
-    assert "FAILED" not in out and out.count("\nok ") == 6
+    assert "FAILED" not in out and out.count("\nok ") == 15
 
 
 @pytest.mark.slow
 def test_the_class_is_graded_exported_and_returned(rehearsal):
-    work, _ = rehearsal
+    work, out = rehearsal
     grades = work / "grades"
     graded = rows(grades / "grades.csv")
     full = f"{FULL:g}"
@@ -68,14 +69,32 @@ def test_the_class_is_graded_exported_and_returned(rehearsal):
     # 27 h late: 2 started days at pyproject.toml's rate per day, of the full marks.
     policy = course_policy(REPO_ROOT, sorted(p.name for p in (REPO_ROOT / "source").iterdir() if p.is_dir()))
     penalty = min(2 * policy.per_day, policy.cap) * FULL
-    assert float(rows(grades / "export-canvas.csv", "ID")["1003"][f"{ASSIGNMENT} (4242)"]) == pytest.approx(
-        FULL - penalty)
     assert rows(grades / "export-gradescope.csv", "SID")["1003"][f"{ASSIGNMENT} - Lateness (H:M:S)"] == "27:00:00"
     assert float(rows(grades / "export-csv.csv")["1003"][f"{ASSIGNMENT} late penalty"]) == pytest.approx(penalty)
     with zipfile.ZipFile(grades / "returned" / "canvas" / f"{ASSIGNMENT}.zip") as archive:
         assert f"hoppergrace_1003_7003_{ASSIGNMENT}_feedback.html" in archive.namelist()
     results = json.loads((work / "gradescope" / "autograder" / "results" / "results.json").read_text())
     assert results["score"] == 0 and "could not be graded" in results["output"]
+    # Three publishes by the calendar: 01, then 01 and 02, then 01, 02 and 03.
+    for line in ("release/ holds 01_numpy_mlp\n", "release/ holds 01_numpy_mlp, 02_autograd\n",
+                 "release/ holds 01_numpy_mlp, 02_autograd, 03_custom_functions\n"):
+        assert line in out
+    # The hostile download: the four placed, each of the seven bad members named.
+    assert "4 notebook(s) of 03_custom_functions placed" in out and "7 file(s) not placed" in out
+    assert sorted(p.name for p in (work / "submitted").iterdir()) == [
+        "1001", "1002", "1003", "1004", "lms.csv"]
+    # The existing gradebook: its other columns are not in the import, so Canvas keeps them;
+    # the students without a grade (bad uploads, the broken notebook) get an empty cell.
+    canvas = list(csv.reader(open(grades / "export-canvas.csv", newline="")))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+                         f"{ASSIGNMENT} (4242)"]
+    assert canvas[1] == ["Points Possible", "", "", "", "", full]
+    cells = {row[1]: row[5] for row in canvas[2:]}
+    assert cells == {"1001": full, "1002": graded["1002"]["score"], "1003": f"{FULL - penalty:g}",
+                     "1004": "", "1005": "", "1006": "", "1007": ""}
+    assert {row[1]: row[0] for row in canvas[2:]}["1004"].startswith("'=HYPERLINK(")
+    feedback = rows(grades / "returned" / "feedback.csv")
+    assert (feedback["1001"]["name"], feedback["1001"]["email"]) == ("Ada Lovelace", "u1001@uni.edu")
     # Nothing of the grading folder reached the student repository.
     published = {p.relative_to(work / "student-repository").parts[0]
                  for p in (work / "student-repository").rglob("*") if p.is_file()}

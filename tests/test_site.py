@@ -36,6 +36,20 @@ def test_title_and_summary_are_the_first_heading_and_paragraph():
     assert title_and_summary(nbformat.v4.new_notebook(), "fallback") == ("fallback", "")
 
 
+def test_a_summary_is_whole_sentences_never_one_cut_in_the_middle():
+    """The index cut each page's first paragraph at 237 characters, mid-sentence."""
+    first = "Training a network is mostly multiplying matrices, " + "fast and slow " * 6 + "alike."
+    second = "This notebook asks how fast a machine can do that, on paper and with a stopwatch."
+    third = "Then it measures " + "one more thing " * 8 + "at the end."
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        f"# Hardware\n\n{first} {second} {third}")])
+    _, summary = title_and_summary(nb, "x")
+    assert summary == f"{first} {second}" and len(summary) <= 240
+    long = "A sentence that goes on " + "and on " * 50 + "until it ends."
+    nb.cells[0].source = f"# Long\n\n{long} Short one."
+    assert title_and_summary(nb, "x")[1] == long  # the first sentence whole, however long
+
+
 # -- a small course -----------------------------------------------------------------------------
 
 def _lecture(cells: list[str]) -> nbformat.NotebookNode:
@@ -49,8 +63,13 @@ def _small_course(folder: Path):
     course = copy_fixture_course(folder / "course")
     (course.release_dir / "00_fixture").mkdir(parents=True)
     shutil.copyfile(course.source_notebook("00_fixture"), course.release_notebook("00_fixture"))
+    (course.root / "docs").mkdir()
+    (course.root / "docs" / "instructors.md").write_text(
+        "# The instructor's guide\n\nWhat an instructor runs in a term. See [design](design.md) "
+        "and [the calendar](#a-terms-calendar).\n\n## A term's calendar\n\nDates.\n")
     (course.root / "notebooks").mkdir()
     nbformat.write(_lecture([
+        "# Setup (read-only)\nimport helpers\n\ndevice = helpers.setup()\nprint('PLUMBING-MARKER')",
         "%matplotlib inline\nimport matplotlib.pyplot as plt",
         "fig, ax = plt.subplots(figsize=(6, 3))\n"
         "ax.fill_between([0, 1], [0, 0], [1, 1], color='#d62728')\nplt.show()",
@@ -74,11 +93,13 @@ def built_site(tmp_path_factory) -> Path:
 def test_the_site_builds_into_self_contained_pages(built_site):
     site = built_site
     pages = sorted(p.name for p in site.glob("*.html"))
-    assert pages == ["assignment-00_fixture.html", "index.html", "lecture-01_plot.html"]
+    assert pages == ["assignment-00_fixture.html", "index.html", "instructors.html",
+                     "lecture-01_plot.html"]
     lecture = (site / "lecture-01_plot.html").read_text()
     assert 'src="data:image/png;base64,' in lecture  # the executed plot, embedded
     assert "<math" in lecture and "$y = x" not in lecture
     assert "<msub><mi>W</mi><mn>1</mn></msub>" in lecture  # MathML whole, not torn into empty tags
+    assert "PLUMBING-MARKER" not in lecture and "helpers.setup()" not in lecture  # setup cell: out
     for page in pages:
         text = (site / page).read_text()
         assert "<script" not in text, f"{page} loads a script"
@@ -88,6 +109,28 @@ def test_the_site_builds_into_self_contained_pages(built_site):
     assert "A plotted lecture" in index
     assignment = (site / "assignment-00_fixture.html").read_text()
     assert "colab.research.google.com" in assignment
+    # Navigation between pages: a sidebar of every page, previous and next.
+    from bs4 import BeautifulSoup
+
+    def links(text: str) -> dict:
+        soup = BeautifulSoup(text, "html.parser")
+        sidebar = soup.select("nav.course-nav li")
+        return {"sidebar": [li.get_text(strip=True) for li in sidebar],
+                "current": soup.select_one('nav.course-nav [aria-current="page"]').get_text(),
+                **{rel: (a["href"], a.get_text(strip=True)) for rel in ("prev", "next")
+                   for a in soup.select(f'nav.course-pager a[rel="{rel}"]')}}
+
+    sidebar = ["A plotted lecture", "Fixture assignment", "The instructor's guide"]
+    assert links(lecture) == {"sidebar": sidebar, "current": "A plotted lecture",
+                              "next": ("assignment-00_fixture.html", "Fixture assignment \u2192")}
+    assert links(assignment) == {"sidebar": sidebar, "current": "Fixture assignment",
+                                 "prev": ("lecture-01_plot.html", "\u2190 A plotted lecture"),
+                                 "next": ("instructors.html", "The instructor's guide \u2192")}
+    # The instructor's guide is on the site; links into the private repository are plain text.
+    guide = (site / "instructors.html").read_text()
+    assert links(guide)["current"] == "The instructor's guide"
+    assert "design.md" not in guide and 'href="#a-terms-calendar"' in guide
+    assert 'href="instructors.html"' in index
     assert "BEGIN SOLUTION" not in assignment  # prose only: no code cell reaches the page
 
 

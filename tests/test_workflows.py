@@ -90,6 +90,44 @@ def test_publish_runs_on_version_tags_and_calls_wheel_publish_site_and_the_push_
     assert step["env"]["GH_TOKEN"] == "${{ secrets.STUDENT_REPO_TOKEN }}"
 
 
+def test_publish_tests_first_checks_the_tag_and_honours_the_branch():
+    """The tag workflow published without a check, ignored [tool.course] branch and never looked
+    at the tag: `git tag v1.0.0` on version 0.1.0 broke every setup cell."""
+    steps = _workflow("publish.yml")["jobs"]["publish"]["steps"]
+    runs = [s.get("run", "") for s in steps]
+
+    def first(text: str) -> int:
+        return next(k for k, run in enumerate(runs) if text in run)
+
+    assert runs[first("make test")].strip() == "make test"
+    assert first("make test") < first("check_release_tag.py") < first("autograder publish")
+    assert 'check_release_tag.py "$GITHUB_REF_NAME"' in runs[first("check_release_tag.py")]
+    assert "student_repository.py --branch" in runs[first("student_repository.py")]
+    clone, push = steps[first("git init --quiet build/student")], steps[first("publish-student.sh")]
+    assert first("git init --quiet build/student") < first("autograder publish build/student")
+    for step in (clone, push):
+        assert step["env"]["STUDENT_BRANCH"] == "${{ steps.student.outputs.branch }}"
+
+
+def test_the_release_tag_must_be_the_version_the_setup_cells_install(tmp_path):
+    from test_configure import full_course_copy
+
+    script = [sys.executable, str(SCRIPTS / "check_release_tag.py")]
+    good = subprocess.run([*script, "v0.1.0"], capture_output=True, text=True)
+    version = __import__("autograder.course", fromlist=["x"]).project_metadata()["version"]
+    assert version == "0.1.0", "this test names the course's version"
+    assert good.returncode == 0, good.stderr
+    bad = subprocess.run([*script, "v1.0.0"], capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "the tag v1.0.0 is not v<[project] version> = v0.1.0" in bad.stderr
+    course = full_course_copy(tmp_path / "course")  # version raised, setup cells not rewritten
+    pyproject = course.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
+    stale = subprocess.run([*script, "v0.2.0", str(course.root)], capture_output=True, text=True)
+    assert stale.returncode == 1
+    assert "source/00_fixture/00_fixture.ipynb: its setup cell installs" in stale.stderr
+
+
 def test_gpu_is_started_by_hand_on_a_self_hosted_gpu_runner():
     gpu = _workflow("gpu.yml")
     assert set(gpu[True]) == {"workflow_dispatch"}
@@ -106,6 +144,12 @@ def test_student_repository_is_read_from_pyproject(tmp_path):
     good.write_text('[tool.course]\nrepository = "a/b"\nstudent_repository = "course-org/students"\n')
     assert subprocess.run([*script, str(good)], capture_output=True, text=True,
                           check=True).stdout.strip() == "course-org/students"
+    assert subprocess.run([*script, "--branch", str(good)], capture_output=True, text=True,
+                          check=True).stdout.strip() == "main"
+    branched = tmp_path / "branched.toml"
+    branched.write_text('[tool.course]\nstudent_repository = "a/b"\nbranch = "term-2027"\n')
+    assert subprocess.run([*script, "--branch", str(branched)], capture_output=True, text=True,
+                          check=True).stdout.strip() == "term-2027"
     bad = tmp_path / "bad.toml"
     bad.write_text('[tool.course]\nstudent_repository = "not a repository"\n')
     done = subprocess.run([*script, str(bad)], capture_output=True, text=True)
@@ -123,6 +167,15 @@ def student_remote(tmp_path) -> Path:
     remote = tmp_path / "students.git"
     _git("init", "--quiet", "--bare", "--initial-branch=main", str(remote))
     return remote
+
+
+def _record(tree: Path) -> None:
+    """tree/.autograder-publish.json listing every file of `tree` (as publish writes it)."""
+    import json
+
+    files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*")
+                   if p.is_file() and p.name != ".autograder-publish.json" and ".git" not in p.parts)
+    (tree / ".autograder-publish.json").write_text(json.dumps({"files": files}))
 
 
 def _publish(tmp_path: Path, remote: Path, tag: str, tree: Path, site: Path, wheel: Path):
@@ -145,10 +198,12 @@ def test_publish_student_pushes_the_tree_the_tag_the_site_and_asks_for_the_relea
     wheel = tmp_path / "pytorch_course_helpers-0.1.0-py3-none-any.whl"
     wheel.write_bytes(b"PK")
 
+    _record(tree)
     first = _publish(tmp_path, student_remote, "v0.1.0", tree, site, wheel)
     assert first.returncode == 0, first.stderr
     files = _git("ls-tree", "-r", "--name-only", "main", cwd=student_remote).split()
-    assert sorted(files) == ["README.md", "old.txt", "release/01_numpy_mlp/01_numpy_mlp.ipynb"]
+    assert sorted(files) == [".autograder-publish.json", "README.md", "old.txt",
+                             "release/01_numpy_mlp/01_numpy_mlp.ipynb"]
     assert _git("rev-parse", "v0.1.0^{commit}", cwd=student_remote) == _git(
         "rev-parse", "main", cwd=student_remote)
     pages = _git("ls-tree", "-r", "--name-only", "gh-pages", cwd=student_remote).split()
@@ -157,6 +212,7 @@ def test_publish_student_pushes_the_tree_the_tag_the_site_and_asks_for_the_relea
 
     (tree / "old.txt").unlink()
     (tree / "README.md").write_text("# Course, term two\n")
+    _record(tree)
     second = _publish(tmp_path, student_remote, "v0.2.0", tree, site, wheel)
     assert second.returncode == 0, second.stderr
     files = _git("ls-tree", "-r", "--name-only", "main", cwd=student_remote).split()
@@ -169,12 +225,46 @@ def test_publish_student_pushes_nothing_when_the_site_is_missing(tmp_path, stude
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "README.md").write_text("# Course\n")
+    _record(tree)
     (tmp_path / "site").mkdir()
     wheel = tmp_path / "w.whl"
     wheel.write_bytes(b"PK")
     done = _publish(tmp_path, student_remote, "v0.1.0", tree, tmp_path / "site", wheel)
     assert done.returncode == 1 and "index.html is missing" in done.stderr
     assert _git("for-each-ref", cwd=student_remote) == ""
+
+
+def test_publish_student_keeps_the_student_repositorys_own_files(tmp_path, student_remote):
+    """The CI publish deleted every file of the student repository that publish had not written
+    (a local publish keeps them, as documented)."""
+    clone = tmp_path / "clone"
+    _git("init", "--quiet", "--initial-branch=main", str(clone))
+    (clone / ".github" / "workflows").mkdir(parents=True)
+    (clone / ".github" / "workflows" / "mine.yml").write_text("on: push\n")
+    (clone / "syllabus.md").write_text("# Office hours\n")
+    env = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+    _git(*env, "-C", str(clone), "add", "-A")
+    _git(*env, "-C", str(clone), "commit", "--quiet", "-m", "the repository's own")
+    _git("-C", str(clone), "push", "--quiet", str(student_remote), "main")
+    tree, site = tmp_path / "tree", tmp_path / "site"
+    (tree / "release" / "a").mkdir(parents=True)
+    (tree / "README.md").write_text("# Course\n")
+    (tree / "release" / "a" / "a.ipynb").write_text("{}\n")
+    _record(tree)
+    site.mkdir()
+    (site / "index.html").write_text("<html></html>\n")
+    wheel = tmp_path / "w.whl"
+    wheel.write_bytes(b"PK")
+    assert _publish(tmp_path, student_remote, "v0.1.0", tree, site, wheel).returncode == 0
+    (tree / "release" / "a" / "a.ipynb").unlink()  # publish no longer writes it
+    (tree / "release" / "b").mkdir()
+    (tree / "release" / "b" / "b.ipynb").write_text("{}\n")
+    _record(tree)
+    done = _publish(tmp_path, student_remote, "v0.2.0", tree, site, wheel)
+    assert done.returncode == 0, done.stderr
+    files = sorted(_git("ls-tree", "-r", "--name-only", "main", cwd=student_remote).split())
+    assert files == [".autograder-publish.json", ".github/workflows/mine.yml", "README.md",
+                     "release/b/b.ipynb", "syllabus.md"]
 
 
 # -- executing a notebook (gpu.yml runs 08 so) ---------------------------------------------------

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Publish one course release to the student repository:
-#   1. its default branch becomes TREE (what `python -m autograder publish` wrote), one commit,
-#      tagged TAG;
+#   1. on its branch, the files `python -m autograder publish` wrote into TREE (listed in
+#      TREE/.autograder-publish.json) replace those of the last publish (listed in the branch's own
+#      copy of that file), one commit, tagged TAG; every other file of the branch (the student
+#      repository's own: a workflow, a syllabus) stays as it is;
 #   2. its gh-pages branch becomes SITE (what `make site` wrote), a fresh commit each time
 #      (the repository's Pages serve that branch: Settings > Pages > Deploy from a branch);
 #   3. a GitHub release TAG there carries WHEEL (the student wheel that every setup cell installs
@@ -13,7 +15,7 @@
 #   STUDENT_REPO    OWNER/NAME of the student repository; required for the release
 #   GH_TOKEN        a token with contents:write on it (secret STUDENT_REPO_TOKEN); used by git and gh
 #   STUDENT_REMOTE  the remote to push to (default https://github.com/$STUDENT_REPO.git with the token)
-#   STUDENT_BRANCH  its default branch (default main)
+#   STUDENT_BRANCH  its branch: [tool.course] branch (default main)
 #   GH_BIN          the gh command line (default gh)
 set -euo pipefail
 
@@ -32,7 +34,7 @@ if [ -z "${STUDENT_REMOTE:-}" ]; then
     : "${GH_TOKEN:?set GH_TOKEN (the STUDENT_REPO_TOKEN secret)}"
     STUDENT_REMOTE="https://x-access-token:${GH_TOKEN}@github.com/${STUDENT_REPO}.git"
 fi
-for needed in "$tree/README.md" "$site/index.html" "$wheel"; do
+for needed in "$tree/README.md" "$tree/.autograder-publish.json" "$site/index.html" "$wheel"; do
     if [ ! -f "$needed" ]; then
         echo "publish-student: $needed is missing; nothing was pushed" >&2
         exit 1
@@ -44,15 +46,28 @@ trap 'rm -rf "$work"' EXIT
 export GIT_AUTHOR_NAME="${GIT_AUTHOR_NAME:-course-publisher}" GIT_AUTHOR_EMAIL="${GIT_AUTHOR_EMAIL:-course-publisher@users.noreply.github.com}"
 export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
 
-# 1. The default branch: the tree as published, on top of the branch's history. The tree is
-# the work tree itself, so files gone from it are gone from the branch too.
+# 1. The branch: the files of this publish replace those of the last one, on top of the branch's
+# history; a file that neither publish wrote is the student repository's own and stays.
 repo="$work/repo.git"
 git init --quiet --bare "$repo"
+previous="$work/previous.json"
+echo '{"files": []}' > "$previous"
 if git --git-dir="$repo" fetch --quiet --depth 1 "$STUDENT_REMOTE" "refs/heads/$branch" 2>/dev/null; then
     git --git-dir="$repo" update-ref HEAD FETCH_HEAD
     git --git-dir="$repo" read-tree HEAD
+    git --git-dir="$repo" show HEAD:.autograder-publish.json > "$previous" 2>/dev/null \
+        || echo '{"files": []}' > "$previous"
 fi
-git --git-dir="$repo" --work-tree="$tree" add --all .
+listed() {  # the files a publish record lists, one a line (NUL-free paths, as publish writes)
+    python3 -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))["files"]))' "$1"
+}
+listed "$tree/.autograder-publish.json" > "$work/now.txt"
+echo ".autograder-publish.json" >> "$work/now.txt"
+listed "$previous" | grep -vxF -f "$work/now.txt" > "$work/gone.txt" || true
+while IFS= read -r gone; do
+    [ -n "$gone" ] && git --literal-pathspecs --git-dir="$repo" rm --quiet --cached --ignore-unmatch -- "$gone"
+done < "$work/gone.txt"
+git --literal-pathspecs --git-dir="$repo" --work-tree="$tree" add --pathspec-from-file="$work/now.txt"
 if git --git-dir="$repo" rev-parse --quiet --verify HEAD >/dev/null \
         && git --git-dir="$repo" --work-tree="$tree" diff --cached --quiet; then
     echo "publish-student: $branch already holds this tree"

@@ -22,4 +22,7 @@ wheels=("$SOURCE"/dist/pytorch_course-*.whl)
 # The wheel holds helpers.reference (the answers, for the trusted run). Once installed, the
 # grader hides the installed copy from every kernel; this copy would not be, so it goes.
 rm -rf "$SOURCE/dist"
-"$VENV/bin/python" -c "import autograder.gradescope.results, helpers.reference, nbgrader"
+# The last word, as grading will import them: torch and torchvision together (a mismatched pair
+# installs without a word and fails only at import, or at its first C++ operator), the course's
+# helpers and grader.
+"$VENV/bin/python" -c "import torch, torchvision, torchvision.ops; torchvision.ops.nms(torch.zeros((1, 4)), torch.zeros(1), 0.5); import helpers, helpers.checks, autograder.gradescope.results, nbgrader, nbclient; print('setup: torch', torch.__version__, 'torchvision', torchvision.__version__)"

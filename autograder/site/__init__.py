@@ -1,8 +1,10 @@
 """`python -m autograder site [--out DIR]`: the course website, from the notebooks, offline.
 
-One HTML page per lecture notebook (notebooks/, executed here with nbclient, plots embedded),
+One HTML page per lecture notebook (notebooks/, executed here with nbclient, plots embedded, the
+setup cell left out),
 one per assignment (release/: its prose, the markdown cells, with a link to open the notebook in
-Colab), and an index (templates/site_index.html.j2). Written to DIR (default build/site/), whole or
+Colab), the instructor's guide (docs/instructors.md), each with a sidebar and previous / next
+links, and an index (templates/site_index.html.j2). Written to DIR (default build/site/), whole or
 not at all; `publish.yml` pushes it to the student repository's gh-pages branch.
 
 Why nbconvert and not Jupyter Book 2 / MyST (mystmd): `myst build --html` fetches its theme and
@@ -77,8 +79,25 @@ def math_to_mathml(markdown: str) -> str:
     return "".join(parts)
 
 
+SUMMARY_CHARS = 240  # an index entry's summary: whole sentences up to this length
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
+
+
+def whole_sentences(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """The sentences of `text` that fit in `limit` characters, never one cut in the middle (the
+    first sentence whole when it alone is longer)."""
+    kept = ""
+    for sentence in _SENTENCE_END.split(text):
+        candidate = f"{kept} {sentence}".strip()
+        if kept and len(candidate) > limit:
+            break
+        kept = candidate
+    return kept
+
+
 def title_and_summary(nb: NotebookNode, fallback: str) -> tuple[str, str]:
-    """The first heading of the notebook and the first paragraph after it (plain text)."""
+    """The first heading of the notebook and the first paragraph after it (plain text, whole
+    sentences up to SUMMARY_CHARS)."""
     title, summary = fallback, ""
     for cell in nb.cells:
         if cell.cell_type != "markdown":
@@ -92,7 +111,7 @@ def title_and_summary(nb: NotebookNode, fallback: str) -> tuple[str, str]:
                 break
         if summary:
             break
-    return title, summary if len(summary) <= 240 else summary[:237].rsplit(" ", 1)[0] + "..."
+    return title, whole_sentences(summary)
 
 
 # -- pages --------------------------------------------------------------------------------------
@@ -127,41 +146,95 @@ def render(nb: NotebookNode, resources: dict) -> str:
     return body
 
 
-def lecture_page(path: Path, root: Path, out: Path, title: str, timeout: int) -> Page:
-    """Execute a lecture notebook and write its page; its index entry."""
+def without_plumbing(nb: NotebookNode) -> NotebookNode:
+    """`nb` without its setup cell (the first code cell holding `device = helpers.setup()`:
+    installing the course on Colab, seeding), which a reader of the site has no use for."""
+    from autograder.setup_cell import ANCHOR
+
+    first = next((c for c in nb.cells if c.cell_type == "code"), None)
+    if first is None or ANCHOR not in first.source:
+        return nb
+    shown = nbformat.from_dict(nb)
+    shown.cells = [c for c in nb.cells if c is not first]
+    return shown
+
+
+def page_href(path: Path, kind: str) -> str:
+    return f"{kind}-{path.stem}.html"
+
+
+def navigation(pages: list[tuple[str, str]], href: str) -> dict:
+    """The sidebar and previous / next links of the page `href` among `pages` (href, title)."""
+    at = [h for h, _ in pages].index(href)
+    return {"pages": pages, "current": href, "prev": pages[at - 1] if at > 0 else None,
+            "next": pages[at + 1] if at + 1 < len(pages) else None}
+
+
+def lecture_page(path: Path, root: Path, out: Path, title: str, timeout: int,
+                 pages: list[tuple[str, str]] | None = None) -> Page:
+    """Execute a lecture notebook and write its page (without the setup cell); its index entry.
+    pages: every page of the site, (href, title), for the sidebar and previous / next."""
     nb = nbformat.read(path, as_version=4)
     name, summary = title_and_summary(nb, path.stem)
     execute(nb, path.parent, timeout, path.relative_to(root).as_posix())
+    nb = without_plumbing(nb)
     relative = path.relative_to(root).as_posix()
-    href = f"lecture-{path.stem}.html"
+    href = page_href(path, "lecture")
     colab = colab_url(relative)
     (out / href).write_text(render(nb, {"course_title": title, "colab_url": colab,
-                                        "metadata": {"name": name}}), encoding="utf-8")
+                                        "metadata": {"name": name},
+                                        "nav": navigation(pages or [(href, name)], href)}),
+                            encoding="utf-8")
     return Page(href, name, summary, colab)
 
 
-def assignment_page(path: Path, root: Path, out: Path, title: str) -> Page:
+def assignment_page(path: Path, root: Path, out: Path, title: str,
+                    pages: list[tuple[str, str]] | None = None) -> Page:
     """Write the page of a release notebook's prose (its markdown cells); its index entry."""
     nb = nbformat.read(path, as_version=4)
     name, summary = title_and_summary(nb, path.stem)
     prose = nbformat.v4.new_notebook(metadata=nb.metadata,
                                      cells=[c for c in nb.cells if c.cell_type == "markdown"])
     relative = path.relative_to(root).as_posix()
-    href = f"assignment-{path.stem}.html"
+    href = page_href(path, "assignment")
     colab = colab_url(relative)
     (out / href).write_text(render(prose, {"course_title": title, "colab_url": colab,
-                                           "metadata": {"name": name}}), encoding="utf-8")
+                                           "metadata": {"name": name},
+                                           "nav": navigation(pages or [(href, name)], href)}),
+                            encoding="utf-8")
     return Page(href, name, summary, colab)
 
 
-def index_page(lectures: list[Page], assignments: list[Page]) -> str:
+GUIDE = Path("docs") / "instructors.md"
+GUIDE_HREF = "instructors.html"
+_MD_LINK = re.compile(r"\[([^\]]+)\]\((?!https?:|#)[^)]*\)")
+
+
+def guide_page(root: Path, out: Path, title: str, pages: list[tuple[str, str]]) -> Page | None:
+    """docs/instructors.md as a page of the site (links to files of the private repository
+    become plain text); None when the course has no such file."""
+    path = root / GUIDE
+    if not path.is_file():
+        return None
+    text = _MD_LINK.sub(r"\1", path.read_text(encoding="utf-8"))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    name, summary = title_and_summary(nb, "The instructor's guide")
+    (out / GUIDE_HREF).write_text(render(nb, {"course_title": title, "colab_url": "",
+                                              "metadata": {"name": name},
+                                              "nav": navigation(pages, GUIDE_HREF)}),
+                                  encoding="utf-8")
+    return Page(GUIDE_HREF, name, summary, "")
+
+
+def index_page(lectures: list[Page], assignments: list[Page], guide: Page | None = None) -> str:
     """The site's index.html."""
     meta = project_metadata()
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=False)
     return env.get_template(INDEX_TEMPLATE).render(
         title="PyTorch, from NumPy backprop to GPU batch timing", description=meta["description"],
         repository_url=f"https://github.com/{course_settings().student_repository}",
-        lectures=lectures, assignments=assignments, built=f"from version {meta['version']}")
+        lectures=lectures, assignments=assignments, guide=guide,
+        built=f"from version {meta['version']}")
 
 
 def build_site(course: Course, out: Path, lectures: list[str] | None = None,
@@ -189,12 +262,19 @@ def build_site(course: Course, out: Path, lectures: list[str] | None = None,
     with tempfile.TemporaryDirectory(prefix=".site-", dir=out.parent) as tmp:
         stage = Path(tmp) / "site"
         stage.mkdir()
+        pages = [(page_href(p, kind), title_and_summary(nbformat.read(p, as_version=4), p.stem)[0])
+                 for kind, paths in (("lecture", lecture_paths), ("assignment", release_paths))
+                 for p in paths]
+        if (root / GUIDE).is_file():
+            pages.append((GUIDE_HREF, "The instructor's guide"))
         lecture_pages = []
         for path in lecture_paths:
             progress(f"  executing {path.relative_to(root)}")
-            lecture_pages.append(lecture_page(path, root, stage, title, timeout))
-        assignment_pages = [assignment_page(p, root, stage, title) for p in release_paths]
-        (stage / "index.html").write_text(index_page(lecture_pages, assignment_pages), encoding="utf-8")
+            lecture_pages.append(lecture_page(path, root, stage, title, timeout, pages))
+        assignment_pages = [assignment_page(p, root, stage, title, pages) for p in release_paths]
+        guide = guide_page(root, stage, title, pages)
+        (stage / "index.html").write_text(index_page(lecture_pages, assignment_pages, guide),
+                                          encoding="utf-8")
         (stage / ".nojekyll").write_text("")  # GitHub Pages: serve the files as they are
         if out.exists():
             shutil.rmtree(out)
