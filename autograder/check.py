@@ -70,6 +70,7 @@ class AssignmentReport:
     solution_seconds: float | None = None
     failures: list[str] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
+    sandbox: list[str] = field(default_factory=list)  # what of the sandbox this machine lacked
 
     @property
     def ok(self) -> bool:
@@ -355,7 +356,10 @@ def check(course: Course, requested: list[str] | None = None, n_jobs: int | None
         return []
     with GradingSession(course, "check", n_jobs, warm_kernels, backend,
                         warn=None if progress is not None else lambda line: None) as session:
-        return _check(course, assignments, session, timeout, progress)
+        reports = _check(course, assignments, session, timeout, progress)
+        for report in reports:
+            report.sandbox = list(session.warnings)
+        return reports
 
 
 def _check(course: Course, assignments: list[str], session: GradingSession, timeout,
@@ -453,6 +457,10 @@ def run(args: argparse.Namespace, course: Course) -> int:
     kernels = "cold" if args.cold_kernels else "warm"
     print(f"\n{runs} graded runs in {wall:.1f} s, {args.jobs or default_jobs()} at a time, "
           f"{kernels} kernels; report: {report_path}")
+    if reports[0].sandbox:
+        print("\nThe kernels ran without part of their sandbox (docs/design.md, \"Threat model\"):")
+        for line in reports[0].sandbox:
+            print(f"  {line}")
     failures = [(r.assignment, f) for r in reports for f in r.failures]
     if failures:
         print(f"\n{len(failures)} gate failure(s):")

@@ -38,7 +38,7 @@ _NOT_GRADING = {"__init__.py", "__main__.py", "backends.py", "benchmark.py", "ch
                 "collect.py", "configure.py", "course.py", "export.py", "feedback_archive.py",
                 "grade.py", "journal.py", "lateness.py", "layout.py", "leaks.py", "mutants.py",
                 "new.py", "publish.py", "readme.py", "release.py", "setup_cell.py",
-                "setup_cell_head.py", "wheel.py"}
+                "setup_cell_head.py", "term.py", "wheel.py"}
 # Subpackages of autograder/ that other commands use (the website, Gradescope's zip, `new`'s files).
 _NOT_GRADING_PACKAGES = {"gradescope", "scaffold", "site"}
 

@@ -51,7 +51,8 @@ def released_course(tmp_path_factory) -> Course:
 # Scheduling under pytest-xdist (the Makefile's PYTEST_JOBS: `--dist loadfile
 # --no-loadscope-reorder`): each test file runs whole in one worker (its module fixtures built
 # once), and the files queue in this order, the longest first, so that no long file starts last.
-LONGEST_FIRST = ("test_pipeline", "test_grading_folders", "test_tampering", "test_student_path",
+LONGEST_FIRST = ("test_pipeline", "test_grading_folders", "test_tampering", "test_student_path", "test_rehearsal",
+                 "test_sandbox_attacks", "test_gradescope",
                  "test_autograder_resume", "test_autograder_grade")
 
 

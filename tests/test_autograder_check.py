@@ -8,7 +8,7 @@ import shutil
 import nbformat
 import pytest
 
-from autograder import grading_folder
+from autograder import cgroups, grading_folder, sandbox
 from autograder.__main__ import main
 from autograder.check import MIN_MUTANTS, REPORT_KEYS, grading_problems, plan_assignment
 from autograder.notebooks import grade_id, read_notebook
@@ -36,6 +36,7 @@ def test_a_sound_assignment_passes_every_gate(fixture_course, capsys):
         "assignment": "00_fixture", "max_score": 6, "solution_score": 6, "release_score": 0,
         "mutants_caught": 4, "mutants_total": 4}
     assert report["seconds"] > 0 and report["failures"] == []
+    assert report["sandbox"] == sandbox.problems() + [p for p in [cgroups.problem()] if p]
     # A warning on stderr in a hidden test did not cost the solution its points (IgnorePattern).
     assert report["solution_score"] == report["max_score"]
 
@@ -87,7 +88,7 @@ def test_too_few_mutants_and_a_missing_release_are_gate_failures(fixture_course,
 
 
 @pytest.mark.slow
-def test_a_solution_that_fails_its_own_tests_fails_the_solution_gate(fixture_course, capsys):
+def test_a_solution_that_fails_its_own_tests_fails_the_solution_gate(fixture_course, capsys, monkeypatch):
     path = fixture_course.source_notebook("00_fixture")
     nb = nbformat.read(path, as_version=4)
     cell = next(c for c in nb.cells if grade_id(c) == "mean_square")
@@ -95,11 +96,16 @@ def test_a_solution_that_fails_its_own_tests_fails_the_solution_gate(fixture_cou
     nbformat.write(nb, path)
     release(fixture_course)
     shutil.rmtree(mutants_dir(fixture_course))  # only the solution and release gates matter here
+    monkeypatch.setattr(sandbox, "problems", lambda: ["grading kernels can reach the network (a test)"])
     assert main(["check", "--root", str(fixture_course.root), "--quiet"]) == 1
     out = capsys.readouterr().out
     assert ("gate 'solution': the source notebook scored 3/6; lost points on test_mean_square 0/1 "
             "(CheckFailed: mean_square([1, 3]) does not match") in out  # the check's own message
     assert "test_mean_square_hidden 0/2" in out
+    # What the machine could not give of the sandbox is in the printout and the report.
+    assert "kernels can reach the network (a test)" in out
+    (report,) = json.loads((fixture_course.build_dir / "course-report.json").read_text())
+    assert "grading kernels can reach the network (a test)" in report["sandbox"]
 
 
 # -- the grading folder's gates, on a temporary copy of the fixture course (no grading run) -------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
 import subprocess
@@ -174,3 +175,40 @@ def test_a_kernel_sees_its_own_job_folder_but_not_the_other_jobs_beside_it(serve
     assert run_kernel(mine, code, kernel_server=socket or "", hide=[str(batch)]) == [
         "'mine'", "['job-mine']", "False False"]
     assert not (mine / "written.txt").exists()  # written into the kernel's own layer, gone with it
+
+
+PLANT = """import os
+os.makedirs("autograder", exist_ok=True)
+for name in ("__init__.py", "kernel_server.py"):
+    with open(os.path.join("autograder", name), "w") as f:
+        f.write("open({marker!r}, 'w').write('the launcher ran this')\\n")
+print("planted")"""
+
+
+@needs_namespaces
+def test_the_launcher_never_imports_what_a_kernel_left_in_its_folder(outside_tmp):
+    """A package planted in the job folder (by a kernel that could write there: here one run
+    without the sandbox) is not what the next kernel's launcher, started in that folder, imports."""
+    job, marker = outside_tmp / "job", outside_tmp / "escaped.txt"
+    job.mkdir()
+    assert run_kernel(job, PLANT.format(marker=str(marker)), sandbox=False) == ["planted"]
+    assert (job / "autograder" / "kernel_server.py").is_file()
+    assert run_kernel(job, "print('graded')", hide=[str(outside_tmp / "nothing")]) == ["graded"]
+    assert not marker.exists(), "the launcher ran code a kernel wrote"
+
+
+@needs_namespaces
+def test_a_kernels_environment_is_the_allow_list_and_home_is_its_job_folder(outside_tmp, monkeypatch):
+    monkeypatch.setenv("CANVAS_TOKEN", "a-token")
+    monkeypatch.setenv("PYTORCH_COURSE_OFFLINE", "1")
+    job = outside_tmp / "job"
+    job.mkdir()
+    code = "import os, json\nprint(json.dumps(dict(os.environ)))"
+    env = json.loads(run_kernel(job, code, hide=[str(outside_tmp / "nothing")])[0])
+    assert "CANVAS_TOKEN" not in env and env["PYTORCH_COURSE_OFFLINE"] == "1"
+    assert os.path.realpath(env["HOME"]) == os.path.realpath(job)
+    added_by_ipykernel = {"CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "GIT_PAGER", "PAGER",
+                          "PYDEVD_USE_FRAME_EVAL"}
+    assert set(env) - added_by_ipykernel <= set(sandbox.KEPT_VARIABLES) | {
+        "HOME", "TMPDIR", "USER", "LOGNAME", "MPLCONFIGDIR"} | {
+        k for k in env if k.startswith(sandbox.KEPT_PREFIXES)}
