@@ -148,13 +148,13 @@ def render_math(soup) -> None:
             text.replace_with(BeautifulSoup(rendered, "html.parser"))
 
 
-def _bounded(soup) -> None:
-    """Each text cut at TEXT_LIMIT characters; pictures left out, last first, past PAGE_LIMIT."""
+def _bounded(soup, size: int) -> None:
+    """Each text cut at TEXT_LIMIT characters; pictures left out, last first, while the page
+    (about `size` bytes) is past PAGE_LIMIT."""
     for text in soup.find_all(string=True):
         if len(text) > TEXT_LIMIT and text.parent is not None and text.parent.name != "style":
             text.replace_with(str(text)[:TEXT_LIMIT - 100] + f" [... cut: {len(text) - TEXT_LIMIT + 100} more characters]")
-    pictures = soup.find_all("img")
-    size = len(str(soup))
+    pictures = soup.find_all("img") if size > PAGE_LIMIT else []
     for img in reversed(pictures):
         if size <= PAGE_LIMIT:
             break
@@ -163,7 +163,14 @@ def _bounded(soup) -> None:
 
 
 def finish_html(html: str, titles: dict[str, str]) -> str:
-    """nbgrader feedback HTML -> safe, self-contained, cells named by `titles` (grade_id -> title)."""
+    """nbgrader feedback HTML -> safe, self-contained, cells named by `titles` (grade_id -> title).
+
+    A finished page goes through unchanged, so that finishing twice changes nothing without a
+    mark in the page saying it is finished (a student's cell could write that mark)."""
+    return _finish_once(html, titles)
+
+
+def _finish_once(html: str, titles: dict[str, str]) -> str:
     from bs4 import BeautifulSoup, Comment
 
     soup = BeautifulSoup(html, "html.parser")
@@ -196,13 +203,24 @@ def finish_html(html: str, titles: dict[str, str]) -> str:
         if cleaned != str(text):
             text.replace_with(cleaned)
     body = soup.body if soup.body is not None else soup
+    for nested in body.find_all(["body", "html", "head"]):  # nbgrader's template nests a body
+        nested.unwrap()
     render_math(body)
-    _bounded(body)
+    _bounded(body, len(html))
     inner = "".join(str(child) for child in body.children)
     css = "\n".join(s for s in styles if "</" not in s)  # the template's own stylesheet
     return ("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{html_text.escape(title)}</title>\n<style>\n{css}\n</style>\n</head>\n"
-            f"<body>\n{sanitize(inner)}\n</body>\n</html>\n")
+            f"<body>\n{_spaces_between_tags(sanitize(inner))}\n</body>\n</html>\n")
+
+
+def _spaces_between_tags(fragment: str) -> str:
+    """Blank space between two tags as the HTML parser reads it back (a newline, or one space),
+    outside <pre>: a finished page then reads back the same, and finishing it again changes nothing."""
+    parts = re.split(r"(<pre\b.*?</pre>)", fragment, flags=re.S | re.I)
+    for i in range(0, len(parts), 2):
+        parts[i] = re.sub(r">([ \t\r\n\f]+)<", lambda m: ">\n<" if "\n" in m.group(1) else "> <", parts[i])
+    return "".join(parts)
 
 
 def finish(html_path: Path, source_notebook: Path) -> None:

@@ -29,6 +29,7 @@ from nbgrader.preprocessors import (
 from autograder.config import load_config
 from autograder.drop_duplicate_cells import DropDuplicateCells
 from autograder.execute import GradingExecute
+from autograder.neutralize_markers import NeutralizeMarkers
 from autograder.restore_missing_cells import RestoreMissingCells
 
 
@@ -51,7 +52,7 @@ def test_our_pipelines_are_nbgraders_defaults_with_our_steps_in_place():
     config = load_config(".")
     assert config.Autograde.sanitize_preprocessors == [
         ClearOutput, DropDuplicateCells, OverwriteKernelspec, RestoreMissingCells, OverwriteCells,
-        CheckCellMetadata]
+        NeutralizeMarkers, CheckCellMetadata]
     assert config.Autograde.autograde_preprocessors == [GradingExecute, *autograde[1:]]
 
 

@@ -217,9 +217,11 @@ def run_in_namespace(probe: Probe, namespace: dict, inputs: Mapping[str, np.ndar
     return load_outputs(out_path)
 
 
-# What a kernel may hand back beyond the reference's records: the error and torch notes
-# (kernel.ERROR, kernel.TORCH: a line of 300 characters, 8 names), and slack for a wrong shape.
-_NOTE_ELEMENTS, _SLACK, _FLOOR = 8, 4, 4096
+# What a kernel may hand back, in elements per array: a record the reference also makes, at most
+# _SLACK times the reference's (a wrong shape is still read, to be told as one) or _FLOOR; any
+# other record (counts, flags, notes, what a judge reads) at most _OTHER; all of them together at
+# most _TOTAL bytes.
+_SLACK, _FLOOR, _OTHER, _TOTAL = 4, 1 << 16, 1 << 20, 64 << 20
 _KINDS = "biufUS"  # booleans, integers, floats, strings: nothing else is plain data
 
 
@@ -228,9 +230,9 @@ def load_outputs(path: Path, expected: Mapping[str, Mapping[str, np.ndarray]] | 
     """The arrays a kernel saved, plain data only (a pickle in the file raises ValueError).
 
     expected: the reference's records (exercise -> key -> array). Each array's header is read
-    first and the array loaded only when its dtype is plain and its size is near what the probe
-    expects (at most 4x the reference's elements, or 4096): a few-MB file that inflates to GBs, an
-    array nobody asked for or an object array is refused before it takes any memory (ValueError).
+    first, and the array loaded only when its dtype is plain and its size within the limits above:
+    a few-MB file that inflates to GBs, or an object array, takes no memory. A refused array is
+    left out and its exercise gets an error record saying why (the verdict tells the student).
     """
     import zipfile
 
@@ -238,8 +240,6 @@ def load_outputs(path: Path, expected: Mapping[str, Mapping[str, np.ndarray]] | 
     for exercise, records in (expected or {}).items():
         for key, value in records.items():
             limits[f"{exercise}/{key}"] = max(_SLACK * int(np.asarray(value).size), _FLOOR)
-        for note in (ERROR, TORCH):
-            limits[f"{exercise}/{note}"] = _NOTE_ELEMENTS
     out: dict[str, np.ndarray] = {}
     if Path(path).stat().st_size == 0:  # the kernel ended before its first record
         return out
@@ -247,24 +247,35 @@ def load_outputs(path: Path, expected: Mapping[str, Mapping[str, np.ndarray]] | 
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile as error:
         raise ValueError(f"not the records of a probe: {error}") from None
+    total = 0
     with archive:
         for info in archive.infolist():
             key = info.filename.removesuffix(".npy")
-            limit = _limit(key, limits)
-            if expected is not None and limit is None:
-                continue  # nothing the probe asked for: never read
             with archive.open(info) as f:
                 version = np.lib.format.read_magic(f)
                 reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                           else np.lib.format.read_array_header_2_0)
                 shape, _, dtype = reader(f)
             size = int(np.prod(shape, dtype=np.int64)) if shape else 1
-            if dtype.kind not in _KINDS or dtype.itemsize > 4 * 1024:
-                raise ValueError(f"{key}: dtype {dtype} is not plain data")
-            if limit is not None and size > limit:
-                raise ValueError(f"{key}: {size} elements, far more than the {limit} expected")
-            if info.file_size > size * dtype.itemsize + 4096:
-                raise ValueError(f"{key}: {info.file_size} bytes for {size} elements")
+            limit = _limit(key, limits) if expected is not None else None
+            limit = limit if limit is not None else _OTHER
+            problem = None
+            if dtype.kind not in _KINDS or dtype.itemsize > 4096:
+                problem = f"dtype {dtype} is not plain data"
+            elif size > limit:
+                problem = f"{size} elements, far more than the {limit} expected"
+            elif info.file_size > size * dtype.itemsize + 4096:
+                problem = f"{info.file_size} bytes for {size} elements"
+            elif total + size * dtype.itemsize > _TOTAL:
+                problem = f"more than {_TOTAL >> 20} MiB handed back in all"
+            if problem is not None:
+                if expected is None:
+                    raise ValueError(f"{key}: {problem}")
+                exercise = key.split("/", 1)[0]
+                out.setdefault(f"{exercise}/{ERROR}",
+                               np.asarray(f"RecordRefused: {key.split('/', 1)[-1]}: {problem}"[:300]))
+                continue
+            total += size * dtype.itemsize
             with archive.open(info) as f:
                 out[key] = np.lib.format.read_array(f, allow_pickle=False)
     return out
