@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,16 @@ def copy_fixture_course(dest: Path) -> Course:
 def fixture_course(tmp_path) -> Course:
     """A fresh copy of the fixture course, not yet released."""
     return copy_fixture_course(tmp_path / "course")
+
+
+@pytest.fixture
+def outside_tmp():
+    """A folder a grading kernel can read: outside /tmp, which is each kernel's own."""
+    base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+    folder = Path(tempfile.mkdtemp(prefix="autograder-test-", dir=base or Path.cwd()))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

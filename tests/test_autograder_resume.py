@@ -6,11 +6,9 @@ import copy
 import csv
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -205,19 +203,9 @@ def _gated(gate) -> str:
             f"    time.sleep(0.05)\n\n" + RIGHT)
 
 
-@pytest.fixture
-def visible_to_kernels():
-    """A folder a grading kernel can read (outside /tmp, which is each kernel's own)."""
-    base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
-    folder = Path(tempfile.mkdtemp(prefix="agresume-", dir=base or Path.cwd()))
-    os.chmod(folder, 0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["ctrl-c", "sigint-to-grade-only", "power-cut"])
-def test_an_interrupted_batch_resumes_to_the_full_gradebook(released_course, notebooks, visible_to_kernels,
+def test_an_interrupted_batch_resumes_to_the_full_gradebook(released_course, notebooks, outside_tmp,
                                                              tmp_path, how):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it), SIGINT to the grading
     process alone, or SIGKILL to everything (a machine that goes down) after the first result;
@@ -227,7 +215,7 @@ def test_an_interrupted_batch_resumes_to_the_full_gradebook(released_course, not
     exactly one result is in when it comes, however busy the machine is."""
     source, _ = notebooks
     submitted, out = tmp_path / "in", tmp_path / "out"
-    gate = visible_to_kernels / "gate"  # a kernel's /tmp is its own
+    gate = outside_tmp / "gate"  # a kernel's /tmp is its own
     _submit(submitted, "s0", _with(source, scale=RIGHT))
     for who in ("s1", "s2"):
         _submit(submitted, who, _with(source, scale=_gated(gate)))

@@ -5,10 +5,8 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
@@ -40,16 +38,6 @@ print(libc.umount2({folder!r}.encode(), 2), repr(attempt({secret!r})))
 print(repr(attempt(f"/proc/{{os.getppid()}}/root" + {secret!r})))
 print(repr(attempt("visible.txt")))"""
 HIDDEN = ["'FileNotFoundError'", "-1 'FileNotFoundError'", "'FileNotFoundError'", "'mine'"]
-
-
-@pytest.fixture
-def outside_tmp():
-    """A folder outside /tmp (every kernel has a /tmp of its own, where nothing of ours shows)."""
-    base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
-    folder = Path(tempfile.mkdtemp(prefix="agsb-test-", dir=base or Path.cwd()))
-    os.chmod(folder, 0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
