@@ -1,6 +1,6 @@
 """DigitsCNN flattens the full 8x8 feature maps into the Linear layer: no pooling, 20,000+ parameters, over the budget."""
 # replaces: DigitsCNN
-# caught by: test_DigitsCNN, test_DigitsCNN_beats_mlp
+# caught by: test_DigitsCNN
 class DigitsCNN(nn.Module):
     """A CNN for 8x8 digits: x (N, 1, 8, 8) -> logits (N, 10); at most 7,510 trainable parameters."""
 

@@ -1,6 +1,6 @@
 """DigitsCNN keeps two channels and pools 4x4 at once: eight numbers per image reach the classifier, too few to beat the MLP."""
 # replaces: DigitsCNN
-# caught by: test_DigitsCNN, test_DigitsCNN_beats_mlp, test_DigitsCNN_hidden
+# caught by: test_DigitsCNN_beats_mlp
 class DigitsCNN(nn.Module):
     """A CNN for 8x8 digits: x (N, 1, 8, 8) -> logits (N, 10); at most 7,510 trainable parameters."""
 
