@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.overrides import TorchFunctionMode
 
 from autograder.probes import PRIVATE, Exercise, Probe, Tolerance
 
@@ -177,9 +177,11 @@ def probe_train_manual_sgd(train_manual_sgd, inputs, record):
 
 # -- convolution ------------------------------------------------------------------------------------
 
-class ProbeOps(TorchDispatchMode):
-    """Watches the ATen operations a call runs: whether a convolution ran, and the numbers read that did
-    not come from the given inputs (each storage counted once, whole: a view of a table counts the table)."""
+class ProbeOps(TorchFunctionMode):
+    """Watches the PyTorch functions a call runs: whether a convolution ran (F.conv2d, nn.Conv2d,
+    torch.convolution... all have "conv" in their name), and the numbers read that did not come from
+    the given inputs (each storage counted once, whole: a view of a table counts the table). A function
+    mode, not a dispatch mode: the latter imports torch._dynamo on first use, seconds on a busy machine."""
 
     def __init__(self, *inputs):
         super().__init__()
@@ -187,10 +189,11 @@ class ProbeOps(TorchDispatchMode):
         self.derived = {t.untyped_storage().data_ptr() for t in inputs}
         self.read: dict[int, int] = {}
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if "convolution" in func.__name__:
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if "conv" in getattr(func, "__name__", ""):
             self.convolution = True
-        for t in [*args, *(kwargs or {}).values()]:
+        values = [*args, *(kwargs or {}).values()]
+        for t in [v for value in values for v in (value if isinstance(value, (list, tuple)) else (value,))]:
             if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in self.derived:
                 storage = t.untyped_storage()
                 self.read[storage.data_ptr()] = storage.nbytes() // max(t.element_size(), 1)
