@@ -109,16 +109,43 @@ def time_train_step(model: nn.Module, batch_size: int, device: torch.device, war
     return statistics.median(times)
 
 
+def time_throughput(model: nn.Module, batch_size: int, device: torch.device, warmup: int,
+                    steps: int) -> float:
+    """Seconds per training step when `steps` steps run back to back (the same step and input as
+    `time_train_step`): `warmup` untimed steps, then ONE interval of a synchronizing clock around
+    all `steps` steps, divided by `steps`. Nothing inside the loop waits for the device, so the CPU
+    queues the next step while the accelerator still runs this one, as a training loop does.
+    """
+    model = model.to(device)
+    x = torch.randn(batch_size, *model.input_shape, device=device)
+    y = torch.zeros(batch_size, dtype=torch.long, device=device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+
+    def step() -> None:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+    for _ in range(warmup):
+        step()
+    start = synchronized_timer(device)
+    for _ in range(steps):
+        step()
+    return (synchronized_timer(device) - start) / steps
+
+
 def batch_size_sweep(make_model: Callable[[], nn.Module], batch_sizes: Sequence[int],
                      device: torch.device, warmup: int = 3, repeats: int = 10) -> list[dict]:
-    """One `time_train_step` per batch size, each on a fresh `make_model()`, warm-up included.
+    """One `time_throughput` per batch size, each on a fresh `make_model()`, warm-up included.
 
     Returns [{"batch_size": b, "seconds": s, "samples_per_second": b / s}, ...] in the order of
-    `batch_sizes`; seconds is the median time of one step on a batch of b samples.
+    `batch_sizes`; seconds is the time per step of `repeats` steps run back to back on batches of
+    b samples, so samples_per_second is a throughput.
     """
     results = []
     for batch_size in batch_sizes:
-        seconds = time_train_step(make_model(), batch_size, device, warmup, repeats)
+        seconds = time_throughput(make_model(), batch_size, device, warmup, repeats)
         results.append({"batch_size": batch_size, "seconds": seconds,
                         "samples_per_second": batch_size / seconds})
     return results
