@@ -8,8 +8,7 @@ timed by a clock it cannot stand in for is judged against the real time each ste
 measured in the same run, so a busy machine never costs a correct answer a point. It is judged by properties: how many forward passes, on which shapes, a result near STEP (the median
 of the timed steps: not their mean, not per sample, not the warm-up), and weights that move by one
 SGD step on a fresh gradient per call. A real run on a tiny MLP must give positive, finite numbers. `batch_size_sweep` times through a stand-in `time_train_step`.
-`get_device` must name what this grading machine has; `find_saturation` and `peak_tflops` are
-pure functions, compared exactly with the reference.
+`find_saturation` is a pure function, compared exactly with the reference.
 
 Mixed precision is judged by properties: `autocast_forward`'s output dtype, the model's weights
 left float32 and unchanged, autocast off afterwards, and (with CUDA mocked on a CPU machine) which
@@ -33,7 +32,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from autograder.probes import EXACT, Exercise, Probe, Tolerance, compare_arrays
+from autograder.probes import EXACT, Exercise, Probe, compare_arrays
 
 STEP = 0.004  # seconds every step of the probe model lasts, synchronized: the answer a right median gives
 LAUNCH = 0.001  # of them, seconds of Python per forward pass; the rest is queued on a stand-in asynchronous device
@@ -78,8 +77,6 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
                         [rng.integers(8, 21), 1, rng.integers(0, 2), rng.integers(0, 2)]])
     return {
         "to_device.spec": np.asarray(json.dumps(skeleton)),
-        "peak.figures": np.column_stack([rng.integers(1, 200, size=6), rng.choice([4, 32, 64, 128], size=6),
-                                         rng.choice([1, 2, 4, 256, 512], size=6), rng.uniform(0.3, 3.0, size=6)]),
         "step.counts": np.asarray([warmup, repeats, int(rng.integers(2, 10))]),  # and the batch size
         "step.shape": rng.integers(1, 5, size=int(rng.integers(1, 3))),
         "step.bias": rng.standard_normal(5) * 2,
@@ -295,27 +292,10 @@ class ProbeGpuBusy(nn.Module):
         return self.linear(x)
 
 
-def run_get_device(answers, inputs, record):
-    device = answers.get_device()
-    record('is_device', isinstance(device, torch.device))
-    record('type', torch.device(device).type)
-    mocked = []
-    for cuda, mps in ((True, True), (True, False), (False, True), (False, False)):
-        with mock.patch('torch.cuda.is_available', return_value=cuda), \
-                mock.patch('torch.backends.mps.is_available', return_value=mps):
-            mocked.append(torch.device(answers.get_device()).type)
-    record('mocked', mocked)
-
-
 def run_to_device(answers, inputs, record):
     batch = probe_build(json.loads(str(inputs['to_device.spec'])))
     record('moved', probe_describe(answers.to_device(batch, torch.device('meta'))))
     record('tensor', probe_describe(answers.to_device(torch.zeros(2, 1), torch.device('meta'))))
-
-
-def run_peak_tflops(answers, inputs, record):
-    record('tflops', [float(answers.peak_tflops(int(sm), int(cores), int(flops), float(ghz)))
-                      for sm, cores, flops, ghz in inputs['peak.figures']])
 
 
 def run_time_train_step(answers, inputs, record):
@@ -552,13 +532,6 @@ def run_matmul_tflops(answers, inputs, record):
         record("gpu_measured", float(answers.matmul_tflops(4096, torch.float16, torch.device("cuda"))))
 
 
-def expected_get_device(inputs) -> dict:
-    """What this grading machine has."""
-    from helpers.device import pick_device
-
-    return {"is_device": True, "type": pick_device().type, "mocked": np.asarray(["cuda", "cuda", "mps", "cpu"])}
-
-
 def expected_to_device(inputs) -> dict:
     from helpers.reference import gpu_batch_timing as ref
 
@@ -566,13 +539,6 @@ def expected_to_device(inputs) -> dict:
     batch = probe_build(json.loads(str(inputs["to_device.spec"])))
     return {"moved": np.asarray(probe_describe(ref.to_device(batch, meta))),
             "tensor": np.asarray(probe_describe(torch.zeros(2, 1, device=meta)))}
-
-
-def expected_peak_tflops(inputs) -> dict:
-    from helpers.reference import gpu_batch_timing as ref
-
-    return {"tflops": np.asarray([ref.peak_tflops(int(sm), int(cores), int(flops), float(ghz))
-                                  for sm, cores, flops, ghz in inputs["peak.figures"]])}
 
 
 def expected_time_train_step(inputs) -> dict:
@@ -777,7 +743,7 @@ def _judge_autocast_forward(got: dict, want: dict) -> str | None:
             if seen != ["not reached"] and seen != ["True", dtype, "False"]:
                 return (f"for device cuda and {dtype} the forward pass ran with CUDA's autocast "
                         f"{'on' if seen[0] == 'True' else 'off'} ({seen[1]}) and the CPU's "
-                        f"{'on' if seen[2] == 'True' else 'off'}: give torch.autocast the device's type and the dtype "
+                        f"{'on' if seen[2] == 'True' else 'off'}: give torch.autocast the device's type (device.type) and the dtype "
                         "asked for (without dtype= it uses its default)")
     return None
 
@@ -850,10 +816,7 @@ PROBE = Probe(
     reference="helpers.reference.gpu_batch_timing",
     make_inputs=make_inputs,
     exercises={
-        "get_device": Exercise(run_get_device, expected=expected_get_device, tolerance=EXACT),
         "to_device": Exercise(run_to_device, expected=expected_to_device, judge=_judge_to_device),
-        # the same product, perhaps in another order
-        "peak_tflops": Exercise(run_peak_tflops, expected=expected_peak_tflops, tolerance=Tolerance(1e-9, 0.0)),
         "time_train_step": Exercise(run_time_train_step, expected=expected_time_train_step,
                                     judge=_judge_time_train_step),
         "time_throughput": Exercise(run_time_throughput, expected=expected_time_throughput,
