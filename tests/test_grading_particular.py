@@ -68,7 +68,8 @@ def test_07_backbone_and_statistics_are_judged_as_numbers(tmp_path):
 
 
 def test_07_finetune_is_judged_apart_from_a_wrong_optimizer(tmp_path):
-    wrong = "def make_finetune_optimizer(model, learning_rate):\n    return torch.optim.Adam(model.parameters(), lr=1.0)"
+    wrong = ("def make_finetune_optimizer(model, learning_rate, backbone_factor=0.1):\n"
+             "    return torch.optim.Adam(model.parameters(), lr=1.0)")
     names = namespace("07_finetune_resnet18", None, wrong)
     assert set(failures("07_finetune_resnet18", names, 4, tmp_path)) == {"make_finetune_optimizer"}
 
