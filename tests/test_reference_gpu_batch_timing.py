@@ -265,3 +265,29 @@ def test_benchmark_is_torch_utils_benchmark():
     import torch.utils.benchmark
 
     assert timing.benchmark is torch.utils.benchmark
+
+
+def _saved_bytes(model, x):
+    """What autograd saves in model(x): each storage once, the model's parameters left out."""
+    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved = {}
+
+    def pack(tensor):
+        if tensor.untyped_storage().data_ptr() not in parameters:
+            saved[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        model(x)
+    return sum(saved.values())
+
+
+@pytest.mark.parametrize("layers", [
+    [nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3)],
+    [nn.Linear(6, 8), nn.Tanh(), nn.ReLU(), nn.Linear(8, 2)],
+    [nn.Linear(6, 4), nn.Linear(4, 7), nn.Tanh()],
+], ids=["relu", "tanh-relu", "linear-linear"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_activation_bytes_is_what_autograd_saves(layers, dtype):
+    model = nn.Sequential(*layers).to(dtype)
+    assert reference.activation_bytes(model, 9, 6) == _saved_bytes(model, torch.randn(9, 6, dtype=dtype))

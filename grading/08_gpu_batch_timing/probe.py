@@ -91,11 +91,26 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "mixed.w2": rng.standard_normal((d_out, hidden)) / np.sqrt(hidden), "mixed.b2": rng.standard_normal(d_out) * 0.1,
         "mixed.scale": np.asarray(10.0 ** rng.uniform(2, 4)),  # precision_error: outputs far from 1
         "tflops.cases": cases,
+        **memory_inputs(rng),
         # virtual seconds of one product by kind (float32, TF32, bfloat16), each kind its own: a timer
         # taking 0.2 s needs a few of them, one per block (at 0.02 s and more, the 1 us a clock reading
         # costs is below blocked_autorange's 1e-4 overhead)
         "tflops.seconds": rng.uniform(2e-2, 4e-2, size=(3, 1)) * np.asarray([2.5, 1.6, 1.0]) * rng.uniform(0.93, 1.07, (3, 3)),
     }
+
+
+def memory_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Nets for activation_bytes: a Linear first, then Linear, ReLU and Tanh in any order (two
+    activations or two Linears in a row included), some in float64, each with its batch size."""
+    inputs = {"memory.nets": np.asarray(4)}
+    for k in range(4):
+        depth = int(rng.integers(2, 7))
+        codes = np.concatenate([[0], rng.integers(0, 3, size=depth - 1)])
+        inputs.update({f"memory.{k}.codes": codes, f"memory.{k}.widths": rng.integers(2, 40, size=depth + 1),
+                       f"memory.{k}.double": np.asarray(int(k == 3)), f"memory.{k}.batch": np.asarray(int(rng.integers(1, 300)))})
+    inputs["memory.0.codes"] = np.asarray([0, 1, 2, 0, 0, 1])  # ReLU then Tanh, then two Linears in a row
+    inputs["memory.0.widths"] = rng.integers(2, 40, size=7)
+    return inputs
 
 
 def probe_build(spec):
@@ -378,6 +393,30 @@ def run_batch_size_sweep(answers, inputs, record):
     record('calls', calls)
     for key in ('batch_size', 'seconds', 'samples_per_second'):
         record(key, [float(r[key]) for r in results])
+
+
+def probe_layers(codes, widths):
+    """An nn.Sequential from codes (0 Linear to the next width, 1 ReLU, 2 Tanh), float32 or float64."""
+    layers, width = [], int(widths[0])
+    for code, out in zip(codes, widths[1:]):
+        if int(code) == 0:
+            layers.append(nn.Linear(width, int(out)))
+            width = int(out)
+        else:
+            layers.append(nn.ReLU() if int(code) == 1 else nn.Tanh())
+    return nn.Sequential(*layers)
+
+
+def run_activation_bytes(answers, inputs, record):
+    """activation_bytes on secret nets (a Linear first), batch sizes and dtypes."""
+    values = []
+    for k in range(int(inputs["memory.nets"])):
+        net = probe_layers(inputs[f"memory.{k}.codes"], inputs[f"memory.{k}.widths"])
+        if int(inputs[f"memory.{k}.double"]):
+            net = net.double()
+        values.append(int(answers.activation_bytes(net, int(inputs[f"memory.{k}.batch"]),
+                                                   int(inputs[f"memory.{k}.widths"][0]))))
+    record("bytes", values)
 
 
 def run_find_saturation(answers, inputs, record):
@@ -822,6 +861,7 @@ PROBE = Probe(
         "time_throughput": Exercise(run_time_throughput, expected=expected_time_throughput,
                                     judge=_judge_time_throughput),
         "batch_size_sweep": Exercise(run_batch_size_sweep, expected=expected_batch_size_sweep, judge=_judge_sweep),
+        "activation_bytes": Exercise(run_activation_bytes, tolerance=EXACT),
         "find_saturation": Exercise(run_find_saturation, expected=expected_find_saturation, tolerance=EXACT),
         "autocast_forward": Exercise(run_autocast_forward, expected=expected_autocast_forward,
                                      judge=_judge_autocast_forward),

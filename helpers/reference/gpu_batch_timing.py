@@ -214,3 +214,23 @@ def matmul_tflops(n: int, dtype: torch.dtype, device: torch.device, tf32: bool =
     finally:
         torch.set_float32_matmul_precision(previous)
     return 2 * n ** 3 / seconds / 1e12
+
+
+def activation_bytes(model: nn.Sequential, batch_size: int, in_features: int) -> int:
+    """Bytes of the activations autograd saves in one forward pass of `model` on (batch_size, in_features).
+
+    `model` is an nn.Sequential of nn.Linear, nn.ReLU and nn.Tanh. A Linear keeps its input (its weight's
+    gradient is grad_out.T @ input); ReLU and Tanh keep their output (their derivatives are computed from
+    it); a tensor kept by two layers is stored once; parameters are not activations. Each number takes
+    the parameters' element size. Proportional to batch_size.
+    """
+    size = next(model.parameters()).element_size()
+    kept, width, source = set(), in_features, "input"  # (which tensor, its width): each tensor once
+    for index, layer in enumerate(model):
+        if isinstance(layer, nn.Linear):
+            kept.add((source, width))  # its input
+            width, source = layer.out_features, index
+        elif isinstance(layer, (nn.ReLU, nn.Tanh)):
+            source = index
+            kept.add((source, width))  # its output
+    return batch_size * size * sum(w for _, w in kept)
