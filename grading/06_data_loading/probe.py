@@ -56,7 +56,66 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "fit.x": rng.standard_normal((24, d_in)), "fit.y": rng.integers(0, 3, size=24),
         "fit.seed": np.asarray(int(rng.integers(0, 2**31))),
         **challenge_inputs(rng),
+        "init.seed": np.asarray(int(rng.integers(2**31))),
+        "init.widths": np.concatenate([rng.integers(150, 400, size=int(rng.integers(2, 4))), [int(rng.integers(3, 12))]]),
+        "init.scale": np.asarray(float(rng.choice([0.003, 0.01, 0.03]))),
     }
+
+
+# -- init_classifier: judged by statistics of what it draws ------------------------------------------
+
+def run_init_classifier(answers, inputs, record):
+    """Secret widths (rectangular, large enough for a 3 % estimate of a std) and last_scale: each Linear's
+    weight std over sqrt(2 / in_features), whether every bias is zero, and the initial loss on noise."""
+    import math
+
+    torch.manual_seed(int(inputs["init.seed"]))
+    widths = [int(w) for w in inputs["init.widths"]]
+    layers = []
+    for i, (fan_in, fan_out) in enumerate(zip(widths, widths[1:])):
+        layers += [nn.Linear(fan_in, fan_out)] + ([nn.ReLU()] if i < len(widths) - 2 else [])
+    net = nn.Sequential(*layers)
+    returned = answers.init_classifier(net, last_scale=float(inputs["init.scale"]))
+    record("returned_model", returned is net)
+    linears = [m for m in net.modules() if isinstance(m, nn.Linear)]
+    record("std_ratios", [m.weight.std().item() / math.sqrt(2 / m.in_features) for m in linears])
+    record("zero_biases", all(int(torch.count_nonzero(m.bias)) == 0 for m in linears))
+    x = torch.randn(256, widths[0], generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        logits = net(x)
+    record("initial_loss", nn.functional.cross_entropy(logits, torch.zeros(256, dtype=torch.long)).item())
+
+
+def expected_init_classifier(inputs) -> dict:
+    import math
+
+    layers = len(inputs["init.widths"]) - 1
+    scale = float(inputs["init.scale"])
+    return {"std_ratios": [1.0] * (layers - 1) + [scale], "classes": int(inputs["init.widths"][-1]),
+            "ln_c": math.log(int(inputs["init.widths"][-1]))}
+
+
+def judge_init_classifier(got: dict, want: dict) -> str | None:
+    for key in ("returned_model", "std_ratios", "zero_biases", "initial_loss"):
+        if key not in got:
+            return f"init_classifier gave no {key}"
+    if not bool(got["returned_model"]):
+        return "init_classifier should return the model it was given, initialized in place"
+    if not bool(got["zero_biases"]):
+        return "init_classifier: every Linear's bias should be zero"
+    ratios, wanted = np.asarray(got["std_ratios"], dtype=np.float64).ravel(), np.asarray(want["std_ratios"])
+    # hidden layers hold 20,000 weights and more (their std is estimated within 1 %); the last only a few
+    # thousand, and only its scale matters there
+    tolerances = np.full(wanted.shape, 0.04)
+    tolerances[-1:] = 0.15
+    if ratios.shape != wanted.shape or not np.all(np.abs(ratios / wanted - 1) <= tolerances):
+        return (f"init_classifier: the weights' std, over sqrt(2 / fan_in), is {np.round(ratios, 3).tolist()} on layers "
+                f"your notebook never saw; expected {wanted.tolist()} (He normal for ReLU with fan_in = in_features, "
+                "the last layer times last_scale)")
+    if abs(float(got["initial_loss"]) - float(want["ln_c"])) > 0.05 * float(want["ln_c"]):
+        return (f"init_classifier: the initial loss is {float(got['initial_loss']):.3f}; a classifier that knows nothing "
+                f"gives ln {int(want['classes'])} = {float(want['ln_c']):.3f}")
+    return None
 
 
 # -- the challenge: the rules the notebook states (tests/test_challenge_data.py keeps them equal) -------
@@ -523,6 +582,7 @@ PROBE = Probe(
         "train_one_epoch": Exercise(run_train_one_epoch, tolerance=Tolerance(1e-7, 1e-9)),
         "evaluate": Exercise(run_evaluate, tolerance=Tolerance(1e-9, 1e-12)),
         "fit": Exercise(run_fit, judge=_judge_fit),
+        "init_classifier": Exercise(run_init_classifier, expected=expected_init_classifier, judge=judge_init_classifier),
         "build_challenge_model": Exercise(run_build_challenge_model, expected=expected_build_challenge_model,
                                           judge=_judge_build_challenge_model),
         "train_challenge": Exercise(run_train_challenge, expected=expected_train_challenge,
