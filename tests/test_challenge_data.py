@@ -1,7 +1,8 @@
 """06's challenge: the spirals generator, the stated rules, and the accuracies the grader's thresholds sit between.
 
-The thresholds (70, 80, 88 %) must be out of reach for a linear model and within reach of the
-reference under the budget; the same seed must give the same score (one thread, seeded generators).
+The thresholds (90, 93, 94.5 % on the mean of three spirals) must be out of reach for a linear model and
+within reach of the reference under the budget; the same seed must give the same score (one thread, seeded
+generators); the size budget counts what the forward pass reads, and the loader hides its data.
 """
 
 from __future__ import annotations
@@ -96,10 +97,12 @@ def test_the_notebook_states_the_rules_the_probe_enforces():
     assert sum(t.numel() for t in build_challenge_model(2, 3).state_dict().values()) <= probe.CHALLENGE_MAX_SIZE
 
 
-def test_the_reference_reaches_the_top_tier_and_scores_the_same_twice():
+def test_the_reference_reaches_the_top_tier_on_the_mean_of_three_draws_and_scores_the_same_twice():
+    probe = probe_module()
+    accuracies = [accuracy_after_training(build_challenge_model, train_challenge, seed=seed)[0] for seed in (11, 12, 13)]
+    assert sum(accuracies) / 3 >= max(probe.CHALLENGE_TIERS.values()), accuracies
     first, predictions = accuracy_after_training(build_challenge_model, train_challenge, seed=11)
     again, predictions_again = accuracy_after_training(build_challenge_model, train_challenge, seed=11)
-    assert first >= 0.88, first
     assert again == first
     torch.testing.assert_close(predictions_again, predictions, rtol=0, atol=0)
 
@@ -114,6 +117,7 @@ def test_the_grader_loader_stops_past_the_batch_budget():
     data = TensorDataset(torch.zeros(100, 2), torch.zeros(100, dtype=torch.int64))
     loader = probe.ChallengeLoader(DataLoader(data, batch_size=probe.CHALLENGE_BATCH_SIZE))
     assert len(loader) == 2 and loader.batch_size == probe.CHALLENGE_BATCH_SIZE
+    assert not hasattr(loader, "loader") and not hasattr(loader, "dataset")  # no batch reaches training uncounted
     for _ in range(probe.CHALLENGE_MAX_BATCHES // 2):
         assert len(list(loader)) == 2
     assert loader.drawn == probe.CHALLENGE_MAX_BATCHES
@@ -134,8 +138,8 @@ def test_the_probe_judges_rules_then_accuracy_against_the_lowest_tier():
 
     judge = probe._judge_train_challenge
     assert judge(got(), want) is None
-    assert judge(got(correct=700), want) is None
-    assert "69.9%" in judge(got(correct=699), want) and "70%" in judge(got(correct=699), want)
+    assert judge(got(correct=900), want) is None
+    assert "89.9%" in judge(got(correct=899), want) and "90%" in judge(got(correct=899), want)
     assert "drew no batch" in judge(got(batches=0), want)
     assert "drew 401 batches" in judge(got(batches=401), want)
     assert "5,000" in judge(got(size=5001), want)
@@ -151,16 +155,17 @@ def test_the_held_out_labels_never_reach_the_kernel(tmp_path):
 
     probe = probe_module().PROBE
     inputs = probe.make_inputs(np.random.default_rng(3))
-    labels = inputs[PRIVATE + "challenge.y_test"]
-    assert PRIVATE + "challenge.y_test" not in kernel_inputs(inputs)
+    labels = inputs[PRIVATE + "challenge.0.y_test"]
+    assert not [key for key in kernel_inputs(inputs) if key.startswith(PRIVATE)]
 
     assert failures("06_data_loading", namespace("06_data_loading"), 3, tmp_path) == {}
     with np.load(tmp_path / "inputs.npz") as written:
         assert not [key for key in written.files if key.startswith(PRIVATE)]
         assert not any(np.array_equal(written[key], labels) for key in written.files)
         seed = int(written["challenge.seed"])
-    redrawn = spirals(2 * probe_module().CHALLENGE_N, seed=seed)[1][probe_module().CHALLENGE_N:]
-    assert not np.array_equal(redrawn, labels)
+    for offset in range(probe_module().CHALLENGE_DRAWS):
+        redrawn = spirals(2 * probe_module().CHALLENGE_N, seed=seed + offset)[1][probe_module().CHALLENGE_N:]
+        assert not np.array_equal(redrawn, labels)
 
 
 def test_the_tier_cells_are_judged_on_the_graders_points_with_the_notebooks_thresholds():
@@ -170,17 +175,38 @@ def test_the_tier_cells_are_judged_on_the_graders_points_with_the_notebooks_thre
     cells = {c["metadata"].get("nbgrader", {}).get("grade_id"): "".join(c["source"])
              for c in json.loads(NOTEBOOK.read_text())["cells"]}
     for gid, threshold in probe.CHALLENGE_TIERS.items():
-        assert re.search(rf">=\s*{threshold:.2f}\b", cells[gid]), f"{gid} states another threshold"
-    assert re.search(rf">=\s*{probe.CHALLENGE_PASS:.2f}\b", cells["test_challenge_70"])
+        assert re.search(rf">=\s*{threshold:g}\b", cells[gid]), f"{gid} states another threshold"
+    assert re.search(rf">=\s*{probe.CHALLENGE_PASS:.2f}\b", cells["test_challenge_90"])
     exercise = probe.PROBE.exercises["train_challenge"]
     labels = np.arange(1000) % 3
     predictions = labels.copy()
-    predictions[:250] = (predictions[:250] + 1) % 3  # 75 % right
+    predictions[:80] = (predictions[:80] + 1) % 3  # 92 % right
     got = {"size": 100, "trained_size": 100, "batches": 40, "is_module": True, "predictions": predictions}
-    want = probe.expected_train_challenge({probe.PRIVATE + "challenge.y_test": labels})
+    parts = np.split(labels, [334, 667])  # three draws: the judged accuracy is over all of them
+    want = probe.expected_train_challenge({f"{probe.PRIVATE}challenge.{k}.y_test": part for k, part in enumerate(parts)})
     assert exercise.judge(got, want) is None  # the lowest tier holds
     failing = {gid: judge(got, want) for gid, judge in exercise.cells.items()}
-    assert set(failing) == {"test_challenge_80", "test_challenge_88"}
-    assert all(message and "75.0%" in message for message in failing.values())
+    assert set(failing) == {"test_challenge_93", "test_challenge_945"}
+    assert all(message and "92.0%" in message for message in failing.values())
     predictions[:] = labels
     assert not any(judge(got | {"predictions": predictions}, want) for judge in exercise.cells.values())
+
+
+def test_the_size_counts_weights_kept_outside_the_state_dict():
+    """A model holding its weights in a plain list of tensors has an empty state_dict; its forward pass
+    still reads every one of them, and that is what the budget counts."""
+    probe = probe_module()
+
+    class ListNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weights = [torch.randn(2, 100), torch.randn(100, 3)]
+
+        def forward(self, x):
+            return (x @ self.weights[0]).relu() @ self.weights[1]
+
+    model = ListNet()
+    assert model.state_dict() == {}
+    assert probe.challenge_size(model) == 2 * 100 + 100 * 3
+    assert probe.challenge_size(build_challenge_model(2, 3)) == sum(
+        t.numel() for t in build_challenge_model(2, 3).state_dict().values())

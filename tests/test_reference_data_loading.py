@@ -166,3 +166,18 @@ def test_fit_history_matches_epochs_of_train_and_evaluate(capsys):
     assert set(history) == set(expected)
     for key, values in expected.items():
         assert history[key] == pytest.approx(values, rel=1e-12), key
+
+
+def test_init_classifier_draws_he_weights_zero_biases_and_a_small_last_layer():
+    import math
+
+    from helpers.reference.data_loading import init_classifier
+
+    torch.manual_seed(0)
+    net = init_classifier(nn.Sequential(nn.Linear(300, 600), nn.ReLU(), nn.Linear(600, 10)), last_scale=0.01)
+    assert net[0].weight.std().item() == pytest.approx(math.sqrt(2 / 300), rel=0.02)  # fan_in, not fan_out
+    assert net[2].weight.std().item() == pytest.approx(0.01 * math.sqrt(2 / 600), rel=0.05)
+    assert torch.count_nonzero(net[0].bias) == 0 and torch.count_nonzero(net[2].bias) == 0
+    with torch.no_grad():
+        loss = nn.functional.cross_entropy(net(torch.randn(512, 300)), torch.randint(0, 10, (512,))).item()
+    assert loss == pytest.approx(math.log(10), abs=0.05)

@@ -143,3 +143,14 @@ def test_finetune_on_cached_features_matches_finetune_through_the_backbone(digit
              DataLoader(TensorDataset(val_features, val_set.tensors[1]), batch_size=80), 2, torch.device("cpu"))
     torch.testing.assert_close(cached.fc.weight, model.fc.weight, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(cached.fc.bias, model.fc.bias, rtol=1e-4, atol=1e-5)
+
+
+def test_optimizer_puts_an_unfrozen_backbone_in_a_slower_group_and_frozen_parameters_nowhere():
+    model = build_finetune_model(4)
+    model.layer4.requires_grad_(True)
+    optimizer = make_finetune_optimizer(model, 0.2, backbone_factor=0.05)
+    names = {id(p): name for name, p in model.named_parameters()}
+    rates = {names[id(p)]: group["lr"] for group in optimizer.param_groups for p in group["params"]}
+    assert set(rates) == {name for name, p in model.named_parameters() if p.requires_grad}
+    assert {rates["fc.weight"], rates["fc.bias"]} == {0.2}
+    assert all(rate == pytest.approx(0.01) for name, rate in rates.items() if name.startswith("layer4."))

@@ -161,14 +161,56 @@ def test_time_train_step_counts_the_queued_gpu_work():
     assert reference.time_train_step(Busy(), 2, cuda, warmup=1, repeats=3) > 0.5 * work
 
 
-def test_batch_size_sweep_times_each_size_through_time_train_step(monkeypatch):
+class QueueClock(VirtualClock):
+    """A VirtualClock with a queue: queue(s) adds device work that runs after the work queued before it;
+    synchronized readings wait for it, bare readings do not (as a GPU's stream)."""
+
+    def __init__(self):
+        super().__init__()
+        self.busy_until = self.now
+
+    def queue(self, seconds):
+        self.busy_until = max(self.busy_until, self.now) + seconds
+
+    def synchronized(self, device=None):
+        self.now = max(self.now, self.busy_until)
+        return self.read()
+
+
+class QueueProbe(Probe):
+    """Each forward pass: `launch` seconds of Python on the clock, `queued` seconds of device work."""
+
+    def __init__(self, clock, launch, queued):
+        super().__init__()
+        self.clock_, self.launch, self.queued = clock, launch, queued
+
+    def forward(self, x):
+        self.clock_.advance(self.launch)
+        self.clock_.queue(self.queued)
+        return super().forward(x)
+
+
+@pytest.mark.parametrize("launch, queued", [(0.002, 0.004), (0.003, 0.001)])
+def test_time_throughput_overlaps_python_with_the_device_and_latency_does_not(launch, queued):
+    clock = QueueClock()
+    with mock.patch.object(reference, "synchronized_timer", clock.synchronized):
+        latency = reference.time_train_step(QueueProbe(clock, launch, queued), 4, torch.device("cpu"), 2, 5)
+        throughput = reference.time_throughput(QueueProbe(clock, launch, queued), 4, torch.device("cpu"), 2, 8)
+    assert latency == pytest.approx(launch + queued, rel=1e-3)
+    # the last step's Python, then the queue: max(launch, queued) per step in the long run
+    expected = (launch + 8 * queued if queued >= launch else 8 * launch + queued) / 8
+    assert throughput == pytest.approx(expected, rel=1e-3)
+    assert throughput < latency
+
+
+def test_batch_size_sweep_times_each_size_through_time_throughput(monkeypatch):
     calls = []
 
-    def fake(model, batch_size, device, warmup, repeats):
-        calls.append((type(model).__name__, batch_size, warmup, repeats))
+    def fake(model, batch_size, device, warmup, steps):
+        calls.append((type(model).__name__, batch_size, warmup, steps))
         return 0.01 * batch_size ** 0.5
 
-    monkeypatch.setattr(reference, "time_train_step", fake)
+    monkeypatch.setattr(reference, "time_throughput", fake)
     results = reference.batch_size_sweep(Probe, [4, 1, 16], torch.device("cpu"), warmup=2, repeats=3)
     assert calls == [("Probe", 4, 2, 3), ("Probe", 1, 2, 3), ("Probe", 16, 2, 3)]
     assert [r["batch_size"] for r in results] == [4, 1, 16]
@@ -223,3 +265,29 @@ def test_benchmark_is_torch_utils_benchmark():
     import torch.utils.benchmark
 
     assert timing.benchmark is torch.utils.benchmark
+
+
+def _saved_bytes(model, x):
+    """What autograd saves in model(x): each storage once, the model's parameters left out."""
+    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved = {}
+
+    def pack(tensor):
+        if tensor.untyped_storage().data_ptr() not in parameters:
+            saved[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        model(x)
+    return sum(saved.values())
+
+
+@pytest.mark.parametrize("layers", [
+    [nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3)],
+    [nn.Linear(6, 8), nn.Tanh(), nn.ReLU(), nn.Linear(8, 2)],
+    [nn.Linear(6, 4), nn.Linear(4, 7), nn.Tanh()],
+], ids=["relu", "tanh-relu", "linear-linear"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_activation_bytes_is_what_autograd_saves(layers, dtype):
+    model = nn.Sequential(*layers).to(dtype)
+    assert reference.activation_bytes(model, 9, 6) == _saved_bytes(model, torch.randn(9, 6, dtype=dtype))

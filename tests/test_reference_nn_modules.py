@@ -12,10 +12,13 @@ from notebook_solutions import solution_namespace
 from torch import nn
 
 from helpers.reference.nn_modules import (
+    DigitsCNN,
     LinearRegression,
     ParallelBlock,
     TwoLayerNet,
     build_sequential,
+    conv2d_backward,
+    conv2d_forward,
     count_parameters,
     train_manual_sgd,
 )
@@ -150,3 +153,76 @@ def test_source_notebook_solution_agrees_with_the_reference(x):
     ours, theirs = ns["LinearRegression"](5).double(), LinearRegression(5).double()
     torch.testing.assert_close(ns["train_manual_sgd"](ours, x, y[:, :1], 0.05, 4),
                                train_manual_sgd(theirs, x, y[:, :1], 0.05, 4))
+
+
+CONV_CASES = [  # (N, C_in, C_out, H, W, kH, kW, stride, padding)
+    (2, 1, 2, 5, 5, 3, 3, 1, 0), (2, 3, 4, 7, 6, 3, 2, 2, 1), (1, 2, 3, 9, 8, 5, 5, 3, 2), (3, 4, 2, 6, 6, 1, 1, 1, 0),
+]
+
+
+def _conv_case(n, c_in, c_out, h, w, kh, kw, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.randn(n, c_in, h, w, generator=gen, dtype=torch.float64),
+            torch.randn(c_out, c_in, kh, kw, generator=gen, dtype=torch.float64),
+            torch.randn(c_out, generator=gen, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_forward_equals_f_conv2d(case):
+    *shape, stride, padding = case
+    x, weight, bias = _conv_case(*shape)
+    for b in (bias, None):
+        torch.testing.assert_close(conv2d_forward(x, weight, b, stride=stride, padding=padding),
+                                   F.conv2d(x, weight, b, stride=stride, padding=padding))
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_backward_equals_autograd_and_passes_gradcheck(case):
+    *shape, stride, padding = case
+    x, weight, bias = _conv_case(*shape, seed=1)
+    leaves = [t.clone().requires_grad_(True) for t in (x, weight, bias)]
+    out = F.conv2d(*leaves, stride=stride, padding=padding)
+    grad_out = torch.randn_like(out)
+    for mine, want in zip(conv2d_backward(grad_out, x, weight, stride=stride, padding=padding),
+                          torch.autograd.grad(out, leaves, grad_out)):
+        torch.testing.assert_close(mine, want)
+
+    class Conv(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            ctx.save_for_backward(x, weight)
+            return conv2d_forward(x, weight, bias, stride=stride, padding=padding)
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            return conv2d_backward(grad_out, *ctx.saved_tensors, stride=stride, padding=padding)
+
+    assert torch.autograd.gradcheck(Conv.apply, tuple(t.clone().requires_grad_(True) for t in (x, weight, bias)))
+
+
+def test_the_conv_oracle_catches_a_kernel_flattened_channels_last():
+    """The channels-last flattening agrees with F.conv2d on one input channel, and only there."""
+    x, weight, bias = _conv_case(2, 3, 2, 6, 6, 3, 3)
+    c_out = weight.shape[0]
+    wrong = (weight.permute(0, 2, 3, 1).reshape(c_out, -1) @ F.unfold(x, (3, 3)) + bias[:, None]).reshape(2, 2, 4, 4)
+    assert not torch.allclose(wrong, F.conv2d(x, weight, bias))
+
+
+def test_digits_cnn_is_within_the_mlp_budget_and_maps_digits_to_ten_scores():
+    model = DigitsCNN()
+    assert any(isinstance(m, nn.Conv2d) for m in model.modules())
+    assert count_parameters(model) <= count_parameters(build_sequential(64, 100, 10)) == 7510
+    assert model(torch.zeros(3, 1, 8, 8)).shape == (3, 10)
+
+
+@pytest.mark.skipif(not NOTEBOOK.exists(), reason="the 04 source notebook is not there yet")
+def test_source_notebook_convolution_agrees_with_the_reference():
+    ns = solution_namespace(NOTEBOOK)
+    for *shape, stride, padding in CONV_CASES:
+        x, weight, bias = _conv_case(*shape, seed=2)
+        torch.testing.assert_close(ns["conv2d_forward"](x, weight, bias, stride, padding),
+                                   conv2d_forward(x, weight, bias, stride, padding))
+        grad_out = torch.randn_like(conv2d_forward(x, weight, bias, stride, padding))
+        for ours, theirs in zip(ns["conv2d_backward"](grad_out, x, weight, stride, padding),
+                                conv2d_backward(grad_out, x, weight, stride, padding)):
+            torch.testing.assert_close(ours, theirs)

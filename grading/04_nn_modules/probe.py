@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
-from autograder.probes import Exercise, Probe, Tolerance
+from autograder.probes import PRIVATE, Exercise, Probe, Tolerance
 
 
 def probe_tensor(inputs, key):
@@ -173,6 +175,225 @@ def probe_train_manual_sgd(train_manual_sgd, inputs, record):
         record(f"frozen{i}", p)
 
 
+# -- convolution ------------------------------------------------------------------------------------
+
+class ProbeOps(TorchFunctionMode):
+    """Watches the PyTorch functions a call runs: whether a convolution ran (F.conv2d, nn.Conv2d,
+    torch.convolution... all have "conv" in their name), and the numbers read that did not come from
+    the given inputs (each storage counted once, whole: a view of a table counts the table). A function
+    mode, not a dispatch mode: the latter imports torch._dynamo on first use, seconds on a busy machine."""
+
+    def __init__(self, *inputs):
+        super().__init__()
+        self.convolution = False
+        self.derived = {t.untyped_storage().data_ptr() for t in inputs}
+        self.read: dict[int, int] = {}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if "conv" in getattr(func, "__name__", ""):
+            self.convolution = True
+        values = [*args, *(kwargs or {}).values()]
+        for t in [v for value in values for v in (value if isinstance(value, (list, tuple)) else (value,))]:
+            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in self.derived:
+                storage = t.untyped_storage()
+                self.read[storage.data_ptr()] = storage.nbytes() // max(t.element_size(), 1)
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, torch.Tensor):
+                self.derived.add(t.untyped_storage().data_ptr())
+        return out
+
+
+def probe_conv_case(inputs, prefix):
+    """x, weight, bias (None where the case has none) as float64 tensors; stride and padding as ints."""
+    bias = probe_tensor(inputs, prefix + ".bias") if int(inputs[prefix + ".with_bias"]) else None
+    return (probe_tensor(inputs, prefix + ".x"), probe_tensor(inputs, prefix + ".weight"), bias,
+            int(inputs[prefix + ".stride"]), int(inputs[prefix + ".padding"]))
+
+
+CONV_CASES = ("conv.a", "conv.b", "conv.c")
+
+
+def run_conv2d_forward(answers, inputs, record):
+    """conv2d_forward on three secret cases; whether PyTorch's convolution ran inside it."""
+    for prefix in CONV_CASES:
+        x, weight, bias, stride, padding = probe_conv_case(inputs, prefix)
+        watch = ProbeOps()
+        with watch:
+            out = answers.conv2d_forward(x, weight, bias, stride=stride, padding=padding)
+        record(prefix + ".used_convolution", watch.convolution)
+        record(prefix + ".out", out)
+
+
+def run_conv2d_backward(answers, inputs, record):
+    """conv2d_backward on three secret cases and upstream gradients; whether PyTorch's convolution ran."""
+    for prefix in CONV_CASES:
+        x, weight, _, stride, padding = probe_conv_case(inputs, prefix)
+        watch = ProbeOps()
+        with watch:
+            grads = answers.conv2d_backward(probe_tensor(inputs, prefix + ".grad_out"), x, weight,
+                                            stride=stride, padding=padding)
+        record(prefix + ".used_convolution", watch.convolution)
+        record(prefix + ".returns", len(grads) if isinstance(grads, (tuple, list)) else -1)
+        for name, grad in zip(("grad_x", "grad_weight", "grad_bias"), grads):
+            record(f"{prefix}.{name}", grad)
+
+
+def expected_conv2d_backward(inputs) -> dict:
+    """The gradients by autograd through F.conv2d."""
+    want = {}
+    for prefix in CONV_CASES:
+        x, weight, _, stride, padding = probe_conv_case(inputs, prefix)
+        leaves = [t.requires_grad_(True) for t in (x, weight, torch.zeros(weight.shape[0], dtype=torch.float64))]
+        out = F.conv2d(*leaves, stride=stride, padding=padding)
+        grads = torch.autograd.grad(out, leaves, probe_tensor(inputs, prefix + ".grad_out"))
+        want.update({prefix + ".used_convolution": False, prefix + ".returns": 3})
+        want.update({f"{prefix}.{name}": g for name, g in zip(("grad_x", "grad_weight", "grad_bias"), grads)})
+    return want
+
+
+def expected_conv2d_forward(inputs) -> dict:
+    """F.conv2d itself."""
+    want = {}
+    for prefix in CONV_CASES:
+        x, weight, bias, stride, padding = probe_conv_case(inputs, prefix)
+        want[prefix + ".used_convolution"] = False
+        want[prefix + ".out"] = F.conv2d(x, weight, bias, stride=stride, padding=padding)
+    return want
+
+
+def conv_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Three secret convolutions: one with stride 2 or 3 and padding, one with several channels and a
+    non-square kernel, one with a large padding; each with its upstream gradient."""
+    inputs = {}
+    settings = [(int(rng.integers(2, 4)), 1, 3, 3), (1, 0, 2, 3), (int(rng.integers(1, 3)), 2, 3, 2)]
+    for prefix, (stride, padding, kh, kw) in zip(CONV_CASES, settings):
+        n, c_in, c_out = (int(v) for v in rng.integers(2, 5, size=3))
+        h, w = (int(v) for v in rng.integers(6, 11, size=2))
+        h_out, w_out = (h + 2 * padding - kh) // stride + 1, (w + 2 * padding - kw) // stride + 1
+        inputs.update({
+            prefix + ".x": rng.standard_normal((n, c_in, h, w)),
+            prefix + ".weight": rng.standard_normal((c_out, c_in, kh, kw)),
+            prefix + ".bias": rng.standard_normal(c_out), prefix + ".with_bias": np.asarray(prefix != "conv.c"),
+            prefix + ".stride": np.asarray(stride), prefix + ".padding": np.asarray(padding),
+            prefix + ".grad_out": rng.standard_normal((n, c_out, h_out, w_out)),
+        })
+    return inputs
+
+
+# -- the digits CNN -------------------------------------------------------------------------------------
+
+DIGITS_TRAIN = 500  # as the notebook: 500 training images, the other 1,297 held out
+DIGITS_MLP_SIZE = 64 * 100 + 100 + 100 * 10 + 10  # build_sequential(64, 100, 10)
+DIGITS_FLOOR = 0.90  # below it DigitsCNN has not learned the digits, and fails as a whole (the MLP: 95-97 %)
+
+
+def probe_train_classifier(model, x, y, seed, epochs=36, batch_size=64, learning_rate=1e-2):
+    """The notebook's train_classifier: Adam on the cross-entropy, shuffled mini-batches from seed."""
+    order = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a small model trains fastest on one thread, and to the same numbers anywhere
+    try:
+        for _ in range(epochs):
+            for batch in torch.randperm(len(y), generator=order).split(batch_size):
+                loss = F.cross_entropy(model(x[batch]), y[batch])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    finally:
+        torch.set_num_threads(threads)
+    return model
+
+
+def digits_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """A secret split of the digits; the held-out labels stay on the trusted side."""
+    from helpers.data import digits
+
+    pixels, labels = digits()
+    order = rng.permutation(len(labels))
+    train, test = order[:DIGITS_TRAIN], order[DIGITS_TRAIN:]
+    return {"digits.seed": np.asarray(int(rng.integers(2**31))),
+            "digits.x_train": pixels[train].reshape(-1, 1, 8, 8), "digits.y_train": labels[train],
+            "digits.x_test": pixels[test].reshape(-1, 1, 8, 8), PRIVATE + "digits.y_test": labels[test]}
+
+
+def run_digits_cnn(answers, inputs, record):
+    """DigitsCNN: its layers, size and the numbers its forward pass reads; then trained by the notebook's
+    train_classifier on the secret split, its predictions on the held-out images."""
+    seed = int(inputs["digits.seed"])
+    torch.manual_seed(seed)
+    model = answers.DigitsCNN()
+    record("has_conv", any(isinstance(m, nn.Conv2d) for m in model.modules()))
+    record("size", sum(p.numel() for p in model.parameters() if p.requires_grad))
+    x_test = torch.from_numpy(inputs["digits.x_test"])
+    watch = ProbeOps(x_test)
+    with watch, torch.no_grad():
+        record("shape", list(model(x_test[:5]).shape))
+    record("reads", sum(watch.read.values()))
+    model = probe_train_classifier(model, torch.from_numpy(inputs["digits.x_train"]),
+                                   torch.from_numpy(inputs["digits.y_train"]), seed)
+    with torch.no_grad():
+        record("predictions", model(x_test).argmax(dim=1))
+
+
+def expected_digits_cnn(inputs) -> dict:
+    """The MLP of the notebook trained the same way on the same split: the accuracy to beat."""
+    seed = int(inputs["digits.seed"])
+    torch.manual_seed(seed)
+    mlp = nn.Sequential(nn.Flatten(), nn.Linear(64, 100), nn.ReLU(), nn.Linear(100, 10))
+    mlp = probe_train_classifier(mlp, torch.from_numpy(inputs["digits.x_train"]),
+                                 torch.from_numpy(inputs["digits.y_train"]), seed)
+    labels = inputs[PRIVATE + "digits.y_test"]
+    with torch.no_grad():
+        mlp_accuracy = float((mlp(torch.from_numpy(inputs["digits.x_test"])).argmax(dim=1).numpy() == labels).mean())
+    return {"labels": labels, "mlp_accuracy": mlp_accuracy}
+
+
+def judge_digits_cnn(got: dict, want: dict) -> str | None:
+    """A CNN within the MLP's budget, reading no more numbers than that, with (N, 10) outputs."""
+    missing = [k for k in ("has_conv", "size", "shape", "reads") if k not in got]
+    if missing:
+        return f"DigitsCNN gave no {missing[0]}"
+    if not bool(got["has_conv"]):
+        return "DigitsCNN holds no nn.Conv2d layer"
+    if int(got["size"]) > DIGITS_MLP_SIZE:
+        return f"DigitsCNN has {int(got['size']):,} trainable parameters; the budget is {DIGITS_MLP_SIZE:,}"
+    if int(got["reads"]) > DIGITS_MLP_SIZE:
+        return (f"DigitsCNN's forward pass reads {int(got['reads']):,} numbers besides its input; the budget is "
+                f"{DIGITS_MLP_SIZE:,}")
+    if [int(v) for v in np.ravel(got["shape"])] != [5, 10]:
+        return f"DigitsCNN()(x) for x of shape (5, 1, 8, 8) has shape {tuple(np.ravel(got['shape']))}; expected (5, 10)"
+    accuracy = digits_accuracy(got, want)
+    if isinstance(accuracy, str):
+        return accuracy
+    if accuracy < DIGITS_FLOOR:
+        return (f"trained on the grader's split of the digits, DigitsCNN reached {accuracy:.1%} on the held-out "
+                f"images: it has not learned them (the MLP reaches {float(want['mlp_accuracy']):.1%})")
+    return None
+
+
+def digits_accuracy(got: dict, want: dict) -> float | str:
+    """The held-out accuracy of DigitsCNN's predictions, or what is wrong with them."""
+    if "predictions" not in got:
+        return "DigitsCNN gave no predictions"
+    predictions, labels = np.ravel(got["predictions"]), np.ravel(want["labels"])
+    if predictions.shape != labels.shape:
+        return f"DigitsCNN gave {predictions.size} predictions for {labels.size} held-out digits"
+    return float((predictions == labels).mean())
+
+
+def judge_digits_cnn_beats_mlp(got: dict, want: dict) -> str | None:
+    """Trained on the grader's split, the CNN's held-out accuracy is above the MLP's."""
+    accuracy, mlp = digits_accuracy(got, want), float(want["mlp_accuracy"])
+    if isinstance(accuracy, str):
+        return accuracy
+    if accuracy <= mlp:
+        return (f"trained on the grader's split of the digits, DigitsCNN reached {accuracy:.1%} on the held-out "
+                f"images; the MLP {mlp:.1%}")
+    return None
+
+
 def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Secret sizes, weights, data and training settings."""
     d_in, h, d_out = (int(v) for v in rng.integers(3, 9, size=3))
@@ -196,6 +417,7 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         **{f"count.{k}": np.asarray(int(v)) for k, v in zip("abcd", rng.integers(2, 12, size=4))},
         "train.y": rng.standard_normal((n, d_out)), "train.learning_rate": np.asarray(rng.uniform(0.05, 0.3)),
         "train.steps": np.asarray(int(rng.integers(4, 10))),
+        **conv_inputs(rng), **digits_inputs(rng),
     })
     return inputs
 
@@ -221,5 +443,9 @@ PROBE = Probe(
         "LinearRegression": Exercise(driver("LinearRegression", probe_linear_regression), tolerance=TIGHT),
         "count_parameters": Exercise(driver("count_parameters", probe_count_parameters), tolerance=TIGHT),
         "train_manual_sgd": Exercise(driver("train_manual_sgd", probe_train_manual_sgd), tolerance=TIGHT),
+        "conv2d_forward": Exercise(run_conv2d_forward, expected=expected_conv2d_forward, tolerance=TIGHT),
+        "conv2d_backward": Exercise(run_conv2d_backward, expected=expected_conv2d_backward, tolerance=TIGHT),
+        "DigitsCNN": Exercise(run_digits_cnn, expected=expected_digits_cnn, judge=judge_digits_cnn,
+                              cells={"test_DigitsCNN_beats_mlp": judge_digits_cnn_beats_mlp}),
     },
 )

@@ -179,7 +179,85 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
                    "train.x": rng.standard_normal((n, d_in)), "train.y": rng.standard_normal((n, d_out)),
                    "train.labels": rng.integers(0, classes, size=n), "train.steps": np.asarray(int(rng.integers(4, 10))),
                    "train.hyper": np.array([rng.uniform(0.02, 0.2), rng.uniform(0.5, 0.95), rng.uniform(0.005, 0.05)])})
+    n = int(rng.integers(6, 14))
+    sizes = rng.integers(2, 7, size=3)
+    inputs.update({"ckpt.seed": np.asarray(int(rng.integers(2**31))), "ckpt.sizes": sizes,
+                   "ckpt.x": rng.standard_normal((n, int(sizes[0]))), "ckpt.y": rng.standard_normal((n, int(sizes[2]))),
+                   "ckpt.lrs": rng.uniform(0.005, 0.05, size=2), "ckpt.adam": np.asarray(int(rng.integers(0, 2))),
+                   "ckpt.steps": rng.integers(2, 6, size=2)})
     return inputs
+
+
+# -- checkpoint and resume -------------------------------------------------------------------------
+
+def probe_checkpoint_run(inputs):
+    """A small float64 net with secret weights and data, and a torch.optim optimizer with momentum or
+    Adam state and two groups (one learning rate changed before the checkpoint)."""
+    torch.manual_seed(int(inputs["ckpt.seed"]))
+    d_in, hidden, d_out = (int(v) for v in inputs["ckpt.sizes"])
+    model = nn.Sequential(nn.Linear(d_in, hidden), nn.Tanh(), nn.Linear(hidden, d_out)).double()
+    groups = [{"params": model[0].parameters(), "lr": float(inputs["ckpt.lrs"][0])},
+              {"params": model[2].parameters(), "lr": float(inputs["ckpt.lrs"][1])}]
+    optimizer = (torch.optim.Adam(groups) if int(inputs["ckpt.adam"]) else torch.optim.SGD(groups, momentum=0.9))
+    return model, optimizer
+
+
+def probe_checkpoint_steps(model, optimizer, inputs, steps):
+    x, y = probe_tensor(inputs, "ckpt.x"), probe_tensor(inputs, "ckpt.y")
+    for _ in range(steps):
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+
+def probe_resume(save, load, inputs, record):
+    """Train, checkpoint with `save`, train on (the uninterrupted run); a rebuilt model and optimizer
+    (other initial weights) restored with `load` from the checkpoint after a torch.save round trip and
+    trained as far: both runs' parameters, the step returned, whether the checkpoint stayed as it was."""
+    import copy
+    import io
+
+    before, after = (int(v) for v in inputs["ckpt.steps"])
+    model, optimizer = probe_checkpoint_run(inputs)
+    probe_checkpoint_steps(model, optimizer, inputs, before)
+    optimizer.param_groups[1]["lr"] *= 0.5
+    checkpoint = save(model, optimizer, before)
+    snapshot = copy.deepcopy(checkpoint)
+    probe_checkpoint_steps(model, optimizer, inputs, after)
+    record("unchanged", all(torch.equal(a, b) for a, b in zip(snapshot["model"].values(), checkpoint["model"].values()))
+           if isinstance(checkpoint, dict) and "model" in checkpoint else True)
+    buffer = io.BytesIO()
+    torch.save(checkpoint, buffer)  # written after training went on, as a program that saves it later does
+    buffer.seek(0)
+    torch.manual_seed(int(inputs["ckpt.seed"]) + 1)
+    resumed, resumed_optimizer = probe_checkpoint_run(dict(inputs, **{"ckpt.seed": np.asarray(int(inputs["ckpt.seed"]) + 1)}))
+    record("step", int(load(resumed, resumed_optimizer, torch.load(buffer, weights_only=False))))
+    probe_checkpoint_steps(resumed, resumed_optimizer, inputs, after)
+    for i, (mine, theirs) in enumerate(zip(resumed.parameters(), model.parameters())):
+        record(f"resumed{i}", mine)
+        record(f"uninterrupted{i}", theirs)
+
+
+def probe_save(model, optimizer, step):
+    """The grader's own save: copies of both state_dicts."""
+    import copy
+
+    return copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step})
+
+
+def probe_load(model, optimizer, checkpoint):
+    """The grader's own load."""
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return checkpoint["step"]
+
+
+def run_save_checkpoint(answers, inputs, record):
+    probe_resume(answers.save_checkpoint, probe_load, inputs, record)
+
+
+def run_load_checkpoint(answers, inputs, record):
+    probe_resume(probe_save, answers.load_checkpoint, inputs, record)
 
 
 # What the optimizer met at each step, for the first one where its parameters part from the reference's.
@@ -233,5 +311,8 @@ PROBE = Probe(
                                 judge=judge_trajectory("SGDMomentum")),
         "Adam": Exercise(driver("Adam", probe_adam), tolerance=TIGHT, judge=judge_trajectory("Adam")),
         "train": Exercise(driver("train", probe_train), tolerance=TIGHT),
+        # torch.optim on both sides: a resume that restores everything gives the same bits
+        "save_checkpoint": Exercise(run_save_checkpoint, tolerance=TIGHT),
+        "load_checkpoint": Exercise(run_load_checkpoint, tolerance=TIGHT),
     },
 )

@@ -36,6 +36,7 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "names.draws": rng.uniform(size=70),  # parameter i trainable when draws[i] < 0.3
         "optimizer.lr": np.asarray(float(rng.choice([1e-4, 3e-3, 0.02, 0.3]) * rng.uniform(0.5, 2))),
         "optimizer.classes": np.asarray(int(rng.integers(2, 9))), "optimizer.seed": np.asarray(int(rng.integers(2**31))),
+        "optimizer.factor": np.asarray(float(rng.choice([0.01, 0.05, 0.2, 0.5]))),
         "finetune.x": rng.standard_normal((n_train + n_val, *IMAGE)).astype(np.float32),
         "finetune.y": rng.integers(0, classes, size=n_train + n_val),
         "finetune.sizes": np.asarray([n_train, classes, batch_size, int(rng.integers(2, 4))]),
@@ -111,30 +112,38 @@ def run_build_finetune_model(answers, inputs, record):
     record('pretrained_fc_out', model.fc.out_features)
 
 
-def run_trainable_parameter_names(answers, inputs, record):
-    draws = inputs['names.draws']
-    record('resnet', list(answers.trainable_parameter_names(probe_masked(torchvision.models.resnet18(num_classes=3), draws))))
-    small = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))
-    record('small', list(answers.trainable_parameter_names(probe_masked(small, draws[::-1]))))
-    record('frozen_count', len(list(answers.trainable_parameter_names(nn.Linear(3, 3).requires_grad_(False)))))
+def probe_optimizer_groups(optimizer, net):
+    """Each parameter the optimizer holds, as "name at lr", sorted."""
+    names = {id(p): name for name, p in net.named_parameters()}
+    return sorted(f"{names.get(id(p), 'a tensor that is not the model' + chr(39) + 's')} at {float(group['lr']):.6g}"
+                  for group in optimizer.param_groups for p in group['params'])
 
 
 def run_make_finetune_optimizer(answers, inputs, record):
-    lr = float(inputs['optimizer.lr'])
-    torch.manual_seed(int(inputs['optimizer.seed']))
-    net = ProbeHeadNet(int(inputs['optimizer.classes']))
-    net.body.requires_grad_(False)
-    optimizer = answers.make_finetune_optimizer(net, lr)
-    record('is_optimizer', isinstance(optimizer, torch.optim.Optimizer))
-    names = {id(p): name for name, p in net.named_parameters()}
-    record('held', sorted(names.get(id(p), 'a tensor that is not the model\'s') for group in optimizer.param_groups
-                          for p in group['params']))
-    record('learning_rates', sorted({float(group['lr']) for group in optimizer.param_groups}))
-    before = net.fc.weight.detach().clone()
-    net.eval()
-    F.cross_entropy(net(torch.randn(4, 6)), torch.arange(4) % net.fc.out_features).backward()
-    optimizer.step()
-    record('fc_step', (net.fc.weight.detach() - before).abs().sum())
+    """Three cases on a small net with a head called fc: the body frozen; part of it unfrozen (drawn);
+    the same with another backbone_factor. What it holds at which rate, and a step that moves fc."""
+    lr, factor = float(inputs['optimizer.lr']), float(inputs['optimizer.factor'])
+    draws = inputs['names.draws']
+    for case in ('frozen', 'partly', 'factor'):
+        torch.manual_seed(int(inputs['optimizer.seed']))
+        net = ProbeHeadNet(int(inputs['optimizer.classes']))
+        net.body.requires_grad_(False)
+        if case != 'frozen':
+            body = list(net.body.parameters())
+            for p, draw in zip(body, draws):
+                p.requires_grad_(bool(draw < 0.5))
+            if not any(p.requires_grad for p in body):
+                body[0].requires_grad_(True)
+        optimizer = (answers.make_finetune_optimizer(net, lr, backbone_factor=factor) if case == 'factor'
+                     else answers.make_finetune_optimizer(net, lr))
+        record(f'{case}.is_optimizer', isinstance(optimizer, torch.optim.Optimizer))
+        record(f'{case}.held', probe_optimizer_groups(optimizer, net))
+        if case == 'frozen':
+            before = net.fc.weight.detach().clone()
+            net.eval()
+            F.cross_entropy(net(torch.randn(4, 6)), torch.arange(4) % net.fc.out_features).backward()
+            optimizer.step()
+            record('fc_step', (net.fc.weight.detach() - before).abs().sum())
 
 
 def run_finetune(answers, inputs, record):
@@ -180,8 +189,13 @@ def expected_build_finetune_model(inputs) -> dict:
 
 
 def expected_make_finetune_optimizer(inputs) -> dict:
-    return {"is_optimizer": True, "held": np.asarray(["fc.bias", "fc.weight"]),
-                 "learning_rates": [float(inputs["optimizer.lr"])], "fc_step": 1.0}
+    """The reference on the same three cases."""
+    from helpers.reference import finetune_resnet18 as ref
+
+    got = {}
+    run_make_finetune_optimizer(ref, inputs, lambda key, value: got.__setitem__(key, value))
+    got["fc_step"] = 1.0
+    return {key: np.asarray(value) if isinstance(value, list) else value for key, value in got.items()}
 
 
 HINTS = {  # what a difference in each key most likely means
@@ -190,8 +204,10 @@ HINTS = {  # what a difference in each key most likely means
     "fc_shape": "replace fc with nn.Linear(model.fc.in_features, num_classes)",
     "pretrained_weights": "pass weights on: torchvision.models.resnet18(weights=weights)",
     "pretrained_trainable": "with pretrained weights the backbone is frozen too, fc trainable",
-    "held": "pass model.fc.parameters() to the optimizer, nothing else",
-    "learning_rates": "use the learning_rate argument",
+    "frozen.held": "a frozen backbone: model.fc's parameters only, at learning_rate",
+    "partly.held": ("two groups: model.fc's parameters at learning_rate, the backbone's parameters that require "
+                    "grad at learning_rate * backbone_factor; frozen parameters in neither"),
+    "factor.held": "the backbone group's rate is learning_rate * backbone_factor",
     "backbone_weights": "only fc may change: optimize model.fc's parameters only",
     "batchnorm_statistics": "keep the model in eval mode while training fc: in train mode BatchNorm's "
                             "running statistics move",
@@ -203,7 +219,7 @@ HINTS = {  # what a difference in each key most likely means
 }
 
 
-NAME_LISTS = {"trainable", "pretrained_trainable", "held", "resnet", "small"}
+NAME_LISTS = {"trainable", "pretrained_trainable", "frozen.held", "partly.held", "factor.held"}
 
 
 def _names(values) -> str:
@@ -228,7 +244,7 @@ def _judge(exercise: str, keys_tolerance: dict):
 
 
 def _judge_optimizer(got: dict, want: dict) -> str | None:
-    problem = _judge("make_finetune_optimizer", {"learning_rates": (1e-9, 0.0)})(
+    problem = _judge("make_finetune_optimizer", {})(
         {k: v for k, v in got.items() if k != "fc_step"}, {k: v for k, v in want.items() if k != "fc_step"})
     if problem:
         return problem
@@ -245,8 +261,6 @@ PROBE = Probe(
     exercises={
         "build_finetune_model": Exercise(run_build_finetune_model, expected=expected_build_finetune_model,
                                          judge=_judge("build_finetune_model", {})),
-        "trainable_parameter_names": Exercise(run_trainable_parameter_names,
-                                              judge=_judge("trainable_parameter_names", {})),
         "make_finetune_optimizer": Exercise(run_make_finetune_optimizer, expected=expected_make_finetune_optimizer,
                                             judge=_judge_optimizer),
         "finetune": Exercise(run_finetune, judge=_judge("finetune", {

@@ -8,8 +8,7 @@ timed by a clock it cannot stand in for is judged against the real time each ste
 measured in the same run, so a busy machine never costs a correct answer a point. It is judged by properties: how many forward passes, on which shapes, a result near STEP (the median
 of the timed steps: not their mean, not per sample, not the warm-up), and weights that move by one
 SGD step on a fresh gradient per call. A real run on a tiny MLP must give positive, finite numbers. `batch_size_sweep` times through a stand-in `time_train_step`.
-`get_device` must name what this grading machine has; `find_saturation` and `peak_tflops` are
-pure functions, compared exactly with the reference.
+`find_saturation` is a pure function, compared exactly with the reference.
 
 Mixed precision is judged by properties: `autocast_forward`'s output dtype, the model's weights
 left float32 and unchanged, autocast off afterwards, and (with CUDA mocked on a CPU machine) which
@@ -33,9 +32,11 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from autograder.probes import EXACT, Exercise, Probe, Tolerance, compare_arrays
+from autograder.probes import EXACT, Exercise, Probe, compare_arrays
 
-STEP = 0.004  # seconds every forward pass of the probe model lasts: the answer a right median gives
+STEP = 0.004  # seconds every step of the probe model lasts, synchronized: the answer a right median gives
+LAUNCH = 0.001  # of them, seconds of Python per forward pass; the rest is queued on a stand-in asynchronous device
+THROUGHPUT_LAUNCH, THROUGHPUT_QUEUED = 0.001, 0.004  # time_throughput's model: the device is the bottleneck
 DELAY = 0.05  # seconds more for a slow call (warm-up, hiccups): a mean of 5 or 7 steps with 2 or 3 of them
 # is at least 0.014 s above STEP
 SLACK = 0.01  # what a real clock may add to STEP on a busy machine, below that 0.014
@@ -76,12 +77,11 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
                         [rng.integers(8, 21), 1, rng.integers(0, 2), rng.integers(0, 2)]])
     return {
         "to_device.spec": np.asarray(json.dumps(skeleton)),
-        "peak.figures": np.column_stack([rng.integers(1, 200, size=6), rng.choice([4, 32, 64, 128], size=6),
-                                         rng.choice([1, 2, 4, 256, 512], size=6), rng.uniform(0.3, 3.0, size=6)]),
         "step.counts": np.asarray([warmup, repeats, int(rng.integers(2, 10))]),  # and the batch size
         "step.shape": rng.integers(1, 5, size=int(rng.integers(1, 3))),
         "step.bias": rng.standard_normal(5) * 2,
         "step.delayed": np.concatenate([np.arange(1, warmup + 1), hiccups]),
+        "throughput.counts": np.asarray([int(rng.integers(1, 4)), int(rng.integers(4, 11)), int(rng.integers(2, 10))]),
         "sweep.sizes": sweep_sizes, "sweep.counts": rng.integers(1, 6, size=2),
         "sweep.cost": np.asarray([rng.uniform(1e-4, 1e-2), rng.uniform(1e-6, 1e-4)]),
         "saturation.sizes": sizes, "saturation.throughput": throughput,
@@ -91,10 +91,26 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "mixed.w2": rng.standard_normal((d_out, hidden)) / np.sqrt(hidden), "mixed.b2": rng.standard_normal(d_out) * 0.1,
         "mixed.scale": np.asarray(10.0 ** rng.uniform(2, 4)),  # precision_error: outputs far from 1
         "tflops.cases": cases,
+        **memory_inputs(rng),
         # virtual seconds of one product by kind (float32, TF32, bfloat16), each kind its own: a timer
-        # taking 0.2 s needs about ten of them
-        "tflops.seconds": rng.uniform(1e-2, 2e-2, size=(3, 1)) * np.asarray([2.5, 1.6, 1.0]) * rng.uniform(0.93, 1.07, (3, 3)),
+        # taking 0.2 s needs a few of them, one per block (at 0.02 s and more, the 1 us a clock reading
+        # costs is below blocked_autorange's 1e-4 overhead)
+        "tflops.seconds": rng.uniform(2e-2, 4e-2, size=(3, 1)) * np.asarray([2.5, 1.6, 1.0]) * rng.uniform(0.93, 1.07, (3, 3)),
     }
+
+
+def memory_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Nets for activation_bytes: a Linear first, then Linear, ReLU and Tanh in any order (two
+    activations or two Linears in a row included), some in float64, each with its batch size."""
+    inputs = {"memory.nets": np.asarray(4)}
+    for k in range(4):
+        depth = int(rng.integers(2, 7))
+        codes = np.concatenate([[0], rng.integers(0, 3, size=depth - 1)])
+        inputs.update({f"memory.{k}.codes": codes, f"memory.{k}.widths": rng.integers(2, 40, size=depth + 1),
+                       f"memory.{k}.double": np.asarray(int(k == 3)), f"memory.{k}.batch": np.asarray(int(rng.integers(1, 300)))})
+    inputs["memory.0.codes"] = np.asarray([0, 1, 2, 0, 0, 1])  # ReLU then Tanh, then two Linears in a row
+    inputs["memory.0.widths"] = rng.integers(2, 40, size=7)
+    return inputs
 
 
 def probe_build(spec):
@@ -188,26 +204,91 @@ class ProbeClock:
                 patch.stop()
 
 
+class ProbeAsync:
+    """A stand-in for an asynchronous device (a GPU's queue) on the CPU: queue(seconds) adds work that runs
+    after the work queued before it, without making the caller wait; synchronizing waits until it is done,
+    on the virtual clock and for real (slept). Every way of synchronizing the notebook names waits:
+    helpers.timing's synchronize and synchronized_timer (and the student's names bound to them),
+    torch.utils.benchmark.timer, torch.cuda/mps/accelerator.synchronize, and Tensor.item and tolist,
+    which must wait for the value. A bare clock reading does not wait."""
+
+    def __init__(self, clock):
+        self.clock, self.busy_until, self.real_busy_until = clock, clock.now, 0.0
+
+    def queue(self, seconds):
+        self.busy_until = max(self.busy_until, self.clock.now) + seconds
+        self.real_busy_until = max(self.real_busy_until, probe_real_clock()) + seconds
+
+    def synchronize(self, *args, **kwargs):
+        self.clock.now = max(self.clock.now, self.busy_until)
+        wait = self.real_busy_until - probe_real_clock()
+        if wait > 0:
+            time.sleep(wait)
+
+    def timer(self, *args, **kwargs):
+        self.synchronize()
+        return self.clock.read()
+
+    @contextlib.contextmanager
+    def active(self, *functions):
+        import helpers.timing
+
+        def waiting(method):
+            def wrapper(tensor, *args, **kwargs):
+                self.synchronize()
+                return method(tensor, *args, **kwargs)
+            return wrapper
+
+        stand_in = {helpers.timing.synchronized_timer: self.timer, helpers.timing.synchronize: self.synchronize}
+        patches = [mock.patch.object(helpers.timing, "synchronize", self.synchronize),
+                   mock.patch.object(helpers.timing, "synchronized_timer", self.timer),
+                   mock.patch("torch.cuda.synchronize", self.synchronize),
+                   mock.patch.object(torch.Tensor, "item", waiting(torch.Tensor.item)),
+                   mock.patch.object(torch.Tensor, "tolist", waiting(torch.Tensor.tolist))]
+        benchmark = sys.modules.get("torch.utils.benchmark")
+        if benchmark:
+            patches.append(mock.patch.object(benchmark, "timer", self.timer))
+        if hasattr(torch, "mps"):
+            patches.append(mock.patch("torch.mps.synchronize", self.synchronize))
+        if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "synchronize"):
+            patches.append(mock.patch("torch.accelerator.synchronize", self.synchronize))
+        for function in functions:
+            names = getattr(function, "__globals__", {})
+            for key, value in list(names.items()):
+                if callable(value) and not isinstance(value, type) and value in stand_in:
+                    patches.append(mock.patch.dict(names, {key: stand_in[value]}))
+        for patch in patches:
+            patch.start()
+        try:
+            yield self
+        finally:
+            for patch in reversed(patches):
+                patch.stop()
+
+
 class ProbeStepModel(nn.Module):
     """Logits = a float64 bias, whatever the input: records each call's input shape and bias; each call
-    lasts `step` seconds and those in `delayed` (1-based) `delay` more, for real and on `clock`."""
+    spends `launch` seconds of Python (and those in `delayed`, 1-based, `delay` more), for real and on
+    `clock`, and queues `queued` seconds of work on `device`, a ProbeAsync."""
 
-    def __init__(self, input_shape, bias, delayed, step, delay, clock):
+    def __init__(self, input_shape, bias, delayed, launch, queued, delay, clock, device):
         super().__init__()
         self.input_shape = tuple(int(v) for v in input_shape)
         self.bias = nn.Parameter(torch.tensor(bias, dtype=torch.float64))
-        self.delayed, self.step, self.delay, self.clock = {int(k) for k in delayed}, step, delay, clock
+        self.delayed, self.launch, self.queued = {int(k) for k in delayed}, launch, queued
+        self.delay, self.clock, self.device = delay, clock, device
         self.calls, self.shapes, self.biases, self.real = 0, [], [], []
 
     def forward(self, x):
         self.calls += 1
         self.shapes.append(str(tuple(x.shape)))
         self.biases.append(self.bias.detach().clone())
-        seconds = self.step + (self.delay if self.calls in self.delayed else 0.0)
+        seconds = self.launch + (self.delay if self.calls in self.delayed else 0.0)
         start = probe_real_clock()
         time.sleep(seconds)
-        self.real.append([start, probe_real_clock()])  # when this forward pass began and ended
         self.clock.advance(seconds)
+        self.device.queue(self.queued)
+        self.real.append([start, probe_real_clock()])  # when this forward pass began and ended
         return self.bias.expand(x.shape[0], -1) + 0.0 * x.flatten(1).sum(1, keepdim=True)
 
 
@@ -226,36 +307,22 @@ class ProbeGpuBusy(nn.Module):
         return self.linear(x)
 
 
-def run_get_device(answers, inputs, record):
-    device = answers.get_device()
-    record('is_device', isinstance(device, torch.device))
-    record('type', torch.device(device).type)
-    mocked = []
-    for cuda, mps in ((True, True), (True, False), (False, True), (False, False)):
-        with mock.patch('torch.cuda.is_available', return_value=cuda), \
-                mock.patch('torch.backends.mps.is_available', return_value=mps):
-            mocked.append(torch.device(answers.get_device()).type)
-    record('mocked', mocked)
-
-
 def run_to_device(answers, inputs, record):
     batch = probe_build(json.loads(str(inputs['to_device.spec'])))
     record('moved', probe_describe(answers.to_device(batch, torch.device('meta'))))
     record('tensor', probe_describe(answers.to_device(torch.zeros(2, 1), torch.device('meta'))))
 
 
-def run_peak_tflops(answers, inputs, record):
-    record('tflops', [float(answers.peak_tflops(int(sm), int(cores), int(flops), float(ghz)))
-                      for sm, cores, flops, ghz in inputs['peak.figures']])
-
-
 def run_time_train_step(answers, inputs, record):
     warmup, repeats, batch_size = (int(v) for v in inputs['step.counts'])
     clock = ProbeClock()
-    model = ProbeStepModel(inputs['step.shape'], inputs['step.bias'], inputs['step.delayed'], STEP, DELAY, clock)
+    device = ProbeAsync(clock)
+    model = ProbeStepModel(inputs['step.shape'], inputs['step.bias'], inputs['step.delayed'], LAUNCH, STEP - LAUNCH,
+                           DELAY, clock, device)
     called = probe_real_clock()
-    with clock.active(answers.time_train_step):
+    with clock.active(answers.time_train_step), device.active(answers.time_train_step):
         seconds = answers.time_train_step(model, batch_size, torch.device('cpu'), warmup, repeats)
+    device.synchronize()
     record('real_calls', [called, *(t for forward in model.real for t in forward), probe_real_clock()])
     record('virtual_reads', clock.reads)
     record('seconds', float(seconds))
@@ -280,6 +347,22 @@ def run_time_train_step(answers, inputs, record):
         record('gpu_measured', float(answers.time_train_step(ProbeGpuBusy(), 4, torch.device('cuda'), 1, 3)))
 
 
+def run_time_throughput(answers, inputs, record):
+    warmup, steps, batch_size = (int(v) for v in inputs['throughput.counts'])
+    clock = ProbeClock()
+    device = ProbeAsync(clock)
+    model = ProbeStepModel(inputs['step.shape'], inputs['step.bias'], [1], THROUGHPUT_LAUNCH, THROUGHPUT_QUEUED,
+                           DELAY, clock, device)
+    with clock.active(answers.time_throughput), device.active(answers.time_throughput):
+        seconds = answers.time_throughput(model, batch_size, torch.device('cpu'), warmup, steps)
+    device.synchronize()
+    record('virtual_reads', clock.reads)
+    record('seconds', float(seconds))
+    record('calls', model.calls)
+    record('shapes', model.shapes)
+    record('biases', torch.stack(model.biases + [model.bias.detach().clone()]))
+
+
 def run_batch_size_sweep(answers, inputs, record):
     sizes = [int(b) for b in inputs['sweep.sizes']]
     warmup, repeats = (int(v) for v in inputs['sweep.counts'])
@@ -292,24 +375,48 @@ def run_batch_size_sweep(answers, inputs, record):
         made.append(net)
         return net
 
-    def fake_time_train_step(model, batch_size, device, warmup, repeats):
+    def fake_time_throughput(model, batch_size, device, warmup, steps):
         index = next((i for i, net in enumerate(made) if net is model), -1)
-        calls.append([int(batch_size), int(warmup), int(repeats), index])
+        calls.append([int(batch_size), int(warmup), int(steps), index])
         return fixed + per_sample * batch_size
 
     names = answers.batch_size_sweep.__globals__
-    saved = names.get('time_train_step')
-    names['time_train_step'] = fake_time_train_step
+    saved = names.get('time_throughput')
+    names['time_throughput'] = fake_time_throughput
     try:
         results = answers.batch_size_sweep(make_model, sizes, torch.device('cpu'), warmup=warmup, repeats=repeats)
     finally:
         if saved is None:
-            names.pop('time_train_step', None)
+            names.pop('time_throughput', None)
         else:
-            names['time_train_step'] = saved
+            names['time_throughput'] = saved
     record('calls', calls)
     for key in ('batch_size', 'seconds', 'samples_per_second'):
         record(key, [float(r[key]) for r in results])
+
+
+def probe_layers(codes, widths):
+    """An nn.Sequential from codes (0 Linear to the next width, 1 ReLU, 2 Tanh), float32 or float64."""
+    layers, width = [], int(widths[0])
+    for code, out in zip(codes, widths[1:]):
+        if int(code) == 0:
+            layers.append(nn.Linear(width, int(out)))
+            width = int(out)
+        else:
+            layers.append(nn.ReLU() if int(code) == 1 else nn.Tanh())
+    return nn.Sequential(*layers)
+
+
+def run_activation_bytes(answers, inputs, record):
+    """activation_bytes on secret nets (a Linear first), batch sizes and dtypes."""
+    values = []
+    for k in range(int(inputs["memory.nets"])):
+        net = probe_layers(inputs[f"memory.{k}.codes"], inputs[f"memory.{k}.widths"])
+        if int(inputs[f"memory.{k}.double"]):
+            net = net.double()
+        values.append(int(answers.activation_bytes(net, int(inputs[f"memory.{k}.batch"]),
+                                                   int(inputs[f"memory.{k}.widths"][0]))))
+    record("bytes", values)
 
 
 def run_find_saturation(answers, inputs, record):
@@ -362,9 +469,13 @@ class ProbeAutocastRecorder(nn.Module):
 class ProbeMatmulCost(TorchFunctionMode):
     """While active, every matrix product advances `clock` by its FLOPs over a rate in FLOP/s chosen
     by its kind ("float32", "tf32" when float32 may use TF32, "bfloat16"); `products` notes each.
+    Every fifth product is an outlier, four times slower (the median must not move), and drawing random
+    numbers costs SETUP seconds a call (a timed statement that makes its matrices is slower).
     (A function mode: a dispatch mode would import torch._dynamo, seconds on a busy machine.)"""
 
     products_of = {"matmul": 0, "__matmul__": 0, "mm": 0, "bmm": 0, "addmm": 1, "baddbmm": 1}
+    setup_functions = ("randn", "rand", "normal_", "uniform_", "randn_like", "rand_like")
+    SETUP = 0.01
 
     def __init__(self, clock, rates):
         super().__init__()
@@ -372,14 +483,18 @@ class ProbeMatmulCost(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        first = self.products_of.get(getattr(func, "__name__", ""))
+        name = getattr(func, "__name__", "")
+        if name in self.setup_functions:
+            self.clock.advance(self.SETUP)
+        first = self.products_of.get(name)
         if first is not None and len(args) >= first + 2 and isinstance(out, torch.Tensor):
             a, b = args[first], args[first + 1]
             kind = str(a.dtype).replace("torch.", "")
             if a.dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32:  # read by either API
                 kind = "tf32"
             self.products.append(f"{tuple(a.shape)} @ {tuple(b.shape)} in {kind}")
-            self.clock.advance(2 * out.numel() * a.shape[-1] / self.rates.get(kind, 1e6))
+            outlier = 4.0 if len(self.products) % 5 == 0 else 1.0
+            self.clock.advance(outlier * 2 * out.numel() * a.shape[-1] / self.rates.get(kind, 1e6))
         return out
 
 
@@ -406,13 +521,15 @@ def run_autocast_forward(answers, inputs, record):
             out = answers.autocast_forward(probe_mlp(inputs).cuda(), x.cuda(), torch.device("cuda"), torch.float16)
         record("cuda_dtype", str(out.dtype))
     else:  # CUDA mocked: the forward pass shows which device's autocast it ran under
-        recorder = ProbeAutocastRecorder()
-        with mock.patch("torch.cuda.is_available", return_value=True):
-            try:
-                answers.autocast_forward(recorder, x, torch.device("cuda"), torch.float16)
-            except Exception:  # a right answer may move x to the device, which needs a real GPU
-                pass
-        record("mocked_cuda", recorder.seen or ["not reached"])
+        for dtype, key in ((torch.float16, "mocked_cuda"), (torch.bfloat16, "mocked_cuda_bfloat16")):
+            recorder = ProbeAutocastRecorder()
+            with mock.patch("torch.cuda.is_available", return_value=True), \
+                    mock.patch("torch.cuda.is_bf16_supported", return_value=True):
+                try:
+                    answers.autocast_forward(recorder, x, torch.device("cuda"), dtype)
+                except Exception:  # a right answer may move x to the device, which needs a real GPU
+                    pass
+            record(key, recorder.seen or ["not reached"])
 
 
 def run_precision_error(answers, inputs, record):
@@ -454,13 +571,6 @@ def run_matmul_tflops(answers, inputs, record):
         record("gpu_measured", float(answers.matmul_tflops(4096, torch.float16, torch.device("cuda"))))
 
 
-def expected_get_device(inputs) -> dict:
-    """What this grading machine has."""
-    from helpers.device import pick_device
-
-    return {"is_device": True, "type": pick_device().type, "mocked": np.asarray(["cuda", "cuda", "mps", "cpu"])}
-
-
 def expected_to_device(inputs) -> dict:
     from helpers.reference import gpu_batch_timing as ref
 
@@ -470,19 +580,12 @@ def expected_to_device(inputs) -> dict:
             "tensor": np.asarray(probe_describe(torch.zeros(2, 1, device=meta)))}
 
 
-def expected_peak_tflops(inputs) -> dict:
-    from helpers.reference import gpu_batch_timing as ref
-
-    return {"tflops": np.asarray([ref.peak_tflops(int(sm), int(cores), int(flops), float(ghz))
-                                  for sm, cores, flops, ghz in inputs["peak.figures"]])}
-
-
 def expected_time_train_step(inputs) -> dict:
     """What the properties of the timing are judged against."""
     warmup, repeats, batch_size = (int(v) for v in inputs["step.counts"])
     shape = (batch_size, *(int(v) for v in inputs["step.shape"]))
     return {"calls": warmup + repeats, "warmup": warmup, "shapes": np.asarray([str(shape)] * (warmup + repeats)),
-            "gpu": torch.cuda.is_available()}
+            "gpu": torch.cuda.is_available(), "batch_size": batch_size}
 
 
 def expected_batch_size_sweep(inputs) -> dict:
@@ -568,6 +671,11 @@ def _judge_time_train_step(got: dict, want: dict) -> str | None:
     if int(got.get("virtual_reads", 0)) < 2:  # timed by a clock the grader could not stand in for
         stamps = np.asarray(got.get("real_calls", []), np.float64).ravel()
         limit = max(limit, _real_step_bound(stamps, expected_calls, int(want["warmup"])))
+    per_sample = abs(seconds * int(want["batch_size"]) / STEP - 1) < 0.25 if np.isfinite(seconds) else False
+    if np.isfinite(seconds) and seconds < 0.75 * STEP and seconds < 2 * LAUNCH and not per_sample:
+        return (f"time_train_step returned {seconds:.4g} s for steps that queue {STEP - LAUNCH:g} s of work on an "
+                f"asynchronous device after {LAUNCH:g} s of Python: the clock was read before the device had finished. "
+                "synchronize before each reading (synchronized_timer(device)), on every device")
     if not np.isfinite(seconds) or not 0.75 * STEP <= seconds <= limit:
         return (f"time_train_step returned {seconds:.4g} s for a model whose steps take {STEP} s, the warm-up and "
                 f"a few hiccups {STEP + DELAY:g} s: return the median seconds of one timed step (not their mean, "
@@ -587,13 +695,47 @@ def _judge_time_train_step(got: dict, want: dict) -> str | None:
     return None
 
 
+def expected_time_throughput(inputs) -> dict:
+    warmup, steps, batch_size = (int(v) for v in inputs["throughput.counts"])
+    shape = (batch_size, *(int(v) for v in inputs["step.shape"]))
+    # the last step's Python, then the device's queue of `steps` steps
+    seconds = (THROUGHPUT_LAUNCH + steps * THROUGHPUT_QUEUED) / steps
+    return {"calls": warmup + steps, "shapes": np.asarray([str(shape)] * (warmup + steps)), "seconds": seconds,
+            "latency": THROUGHPUT_LAUNCH + THROUGHPUT_QUEUED}
+
+
+def _judge_time_throughput(got: dict, want: dict) -> str | None:
+    for key in ("seconds", "calls", "shapes", "biases"):
+        if key not in got:
+            return f"time_throughput gave no {key}"
+    calls = int(got["calls"])
+    if calls != int(want["calls"]):
+        return (f"time_throughput ran {calls} forward passes; expected warmup + steps = {int(want['calls'])} "
+                "(the warm-up untimed, then the timed steps back to back)")
+    shapes = [str(v) for v in np.asarray(got["shapes"]).ravel()]
+    if shapes != [str(v) for v in want["shapes"]]:
+        return f"time_throughput fed inputs of shapes {sorted(set(shapes))}; expected {want['shapes'][0]}"
+    seconds, expected = float(got["seconds"]), float(want["seconds"])
+    upper = expected * 1.1 if int(got.get("virtual_reads", 0)) >= 2 else expected + SLACK  # a real clock: a busy machine
+    if not np.isfinite(seconds) or not 0.9 * expected <= seconds <= upper:
+        if np.isfinite(seconds) and abs(seconds - float(want["latency"])) <= 0.1 * float(want["latency"]):
+            return ("time_throughput measured the latency of synchronized steps: something waits for the device in "
+                    "every step (a synchronizing clock, loss.item()...). Run the timed steps back to back, between "
+                    "two readings of a synchronizing clock")
+        return (f"time_throughput returned {seconds:.4g} s per step where steps run back to back take {expected:.4g} s "
+                "on a stand-in asynchronous device: synchronize before the first timed step and after the last, "
+                "divide by the number of steps, and do not time the warm-up")
+    problem = _sgd_steps(np.asarray(got["biases"], dtype=np.float64))
+    return f"time_throughput: {problem}" if problem else None
+
+
 def _judge_sweep(got: dict, want: dict) -> str | None:
     for key in ("calls", "batch_size", "seconds", "samples_per_second"):
         if key not in got:
             return f"batch_size_sweep gave no {key}"
     calls, wanted = np.asarray(got["calls"]), np.asarray(want["calls"])
     if calls.shape != wanted.shape or not np.array_equal(calls[:, :3], wanted[:, :3]):
-        return (f"batch_size_sweep called time_train_step with (batch_size, warmup, repeats) = "
+        return (f"batch_size_sweep called time_throughput with (batch_size, warmup, steps) = "
                 f"{calls[:, :3].tolist() if calls.ndim == 2 else calls.tolist()}; expected {wanted[:, :3].tolist()}: "
                 "once per batch size, in the order given, warmup and repeats passed on")
     if not np.array_equal(calls[:, 3], wanted[:, 3]):
@@ -634,12 +776,14 @@ def _judge_autocast_forward(got: dict, want: dict) -> str | None:
     if bool(want["gpu"]):
         if str(got.get("cuda_dtype")) != "torch.float16":
             return f"autocast_forward on CUDA with torch.float16 returned {got.get('cuda_dtype')}; expected torch.float16"
-    elif "mocked_cuda" in got:
-        seen = [str(v) for v in np.asarray(got["mocked_cuda"]).ravel()]
-        if seen != ["not reached"] and seen != ["True", "torch.float16", "False"]:
-            return ("for device cuda the forward pass ran with CUDA's autocast "
-                    f"{'on' if seen[0] == 'True' else 'off'} ({seen[1]}) and the CPU's {'on' if seen[2] == 'True' else 'off'}: "
-                    "pass device.type to torch.autocast, not a fixed 'cpu' or 'cuda'")
+    else:
+        for key, dtype in (("mocked_cuda", "torch.float16"), ("mocked_cuda_bfloat16", "torch.bfloat16")):
+            seen = [str(v) for v in np.asarray(got.get(key, ["not reached"])).ravel()]
+            if seen != ["not reached"] and seen != ["True", dtype, "False"]:
+                return (f"for device cuda and {dtype} the forward pass ran with CUDA's autocast "
+                        f"{'on' if seen[0] == 'True' else 'off'} ({seen[1]}) and the CPU's "
+                        f"{'on' if seen[2] == 'True' else 'off'}: give torch.autocast the device's type (device.type) and the dtype "
+                        "asked for (without dtype= it uses its default)")
     return None
 
 
@@ -711,13 +855,13 @@ PROBE = Probe(
     reference="helpers.reference.gpu_batch_timing",
     make_inputs=make_inputs,
     exercises={
-        "get_device": Exercise(run_get_device, expected=expected_get_device, tolerance=EXACT),
         "to_device": Exercise(run_to_device, expected=expected_to_device, judge=_judge_to_device),
-        # the same product, perhaps in another order
-        "peak_tflops": Exercise(run_peak_tflops, expected=expected_peak_tflops, tolerance=Tolerance(1e-9, 0.0)),
         "time_train_step": Exercise(run_time_train_step, expected=expected_time_train_step,
                                     judge=_judge_time_train_step),
+        "time_throughput": Exercise(run_time_throughput, expected=expected_time_throughput,
+                                    judge=_judge_time_throughput),
         "batch_size_sweep": Exercise(run_batch_size_sweep, expected=expected_batch_size_sweep, judge=_judge_sweep),
+        "activation_bytes": Exercise(run_activation_bytes, tolerance=EXACT),
         "find_saturation": Exercise(run_find_saturation, expected=expected_find_saturation, tolerance=EXACT),
         "autocast_forward": Exercise(run_autocast_forward, expected=expected_autocast_forward,
                                      judge=_judge_autocast_forward),

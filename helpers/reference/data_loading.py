@@ -155,3 +155,16 @@ def train_challenge(model: nn.Module, train_loader, device: torch.device) -> nn.
             optimizer.step()
             schedule.step()
     return model
+
+
+def init_classifier(model: nn.Module, last_scale: float = 0.01) -> nn.Module:
+    """He (Kaiming) normal weights for ReLU (std sqrt(2 / fan_in), fan_in = in_features) and zero biases in
+    every nn.Linear of `model`, then the last Linear's weights times `last_scale`, so that the logits start
+    near zero and the cross-entropy near ln C. In place, without a graph; returns `model`."""
+    linears = [module for module in model.modules() if isinstance(module, nn.Linear)]
+    with torch.no_grad():
+        for layer in linears:
+            nn.init.kaiming_normal_(layer.weight, mode="fan_in", nonlinearity="relu")
+            nn.init.zeros_(layer.bias)
+        linears[-1].weight.mul_(last_scale)
+    return model

@@ -43,9 +43,19 @@ def trainable_parameter_names(model: nn.Module) -> list[str]:
     return [name for name, parameter in model.named_parameters() if parameter.requires_grad]
 
 
-def make_finetune_optimizer(model: nn.Module, learning_rate: float) -> torch.optim.Optimizer:
-    """SGD with momentum over `model.fc`'s parameters only (weight (C, 512) and bias (C,))."""
-    return torch.optim.SGD(model.fc.parameters(), lr=learning_rate, momentum=MOMENTUM)
+def make_finetune_optimizer(model: nn.Module, learning_rate: float,
+                            backbone_factor: float = 0.1) -> torch.optim.Optimizer:
+    """SGD with momentum in two parameter groups: `model.fc`'s parameters at `learning_rate`, and the
+    backbone's parameters that require grad (a later stage unfreezes some) at learning_rate *
+    backbone_factor. Frozen parameters are in no group; the backbone group is left out when nothing
+    in the backbone trains."""
+    head = list(model.fc.parameters())
+    in_head = {id(p) for p in head}
+    backbone = [p for p in model.parameters() if p.requires_grad and id(p) not in in_head]
+    groups = [{"params": head, "lr": learning_rate}]
+    if backbone:
+        groups.append({"params": backbone, "lr": learning_rate * backbone_factor})
+    return torch.optim.SGD(groups, lr=learning_rate, momentum=MOMENTUM)
 
 
 def finetune(model: nn.Module, train_loader: DataLoader, val_loader: DataLoader, epochs: int,

@@ -109,16 +109,43 @@ def time_train_step(model: nn.Module, batch_size: int, device: torch.device, war
     return statistics.median(times)
 
 
+def time_throughput(model: nn.Module, batch_size: int, device: torch.device, warmup: int,
+                    steps: int) -> float:
+    """Seconds per training step when `steps` steps run back to back (the same step and input as
+    `time_train_step`): `warmup` untimed steps, then ONE interval of a synchronizing clock around
+    all `steps` steps, divided by `steps`. Nothing inside the loop waits for the device, so the CPU
+    queues the next step while the accelerator still runs this one, as a training loop does.
+    """
+    model = model.to(device)
+    x = torch.randn(batch_size, *model.input_shape, device=device)
+    y = torch.zeros(batch_size, dtype=torch.long, device=device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+
+    def step() -> None:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+    for _ in range(warmup):
+        step()
+    start = synchronized_timer(device)
+    for _ in range(steps):
+        step()
+    return (synchronized_timer(device) - start) / steps
+
+
 def batch_size_sweep(make_model: Callable[[], nn.Module], batch_sizes: Sequence[int],
                      device: torch.device, warmup: int = 3, repeats: int = 10) -> list[dict]:
-    """One `time_train_step` per batch size, each on a fresh `make_model()`, warm-up included.
+    """One `time_throughput` per batch size, each on a fresh `make_model()`, warm-up included.
 
     Returns [{"batch_size": b, "seconds": s, "samples_per_second": b / s}, ...] in the order of
-    `batch_sizes`; seconds is the median time of one step on a batch of b samples.
+    `batch_sizes`; seconds is the time per step of `repeats` steps run back to back on batches of
+    b samples, so samples_per_second is a throughput.
     """
     results = []
     for batch_size in batch_sizes:
-        seconds = time_train_step(make_model(), batch_size, device, warmup, repeats)
+        seconds = time_throughput(make_model(), batch_size, device, warmup, repeats)
         results.append({"batch_size": batch_size, "seconds": seconds,
                         "samples_per_second": batch_size / seconds})
     return results
@@ -187,3 +214,23 @@ def matmul_tflops(n: int, dtype: torch.dtype, device: torch.device, tf32: bool =
     finally:
         torch.set_float32_matmul_precision(previous)
     return 2 * n ** 3 / seconds / 1e12
+
+
+def activation_bytes(model: nn.Sequential, batch_size: int, in_features: int) -> int:
+    """Bytes of the activations autograd saves in one forward pass of `model` on (batch_size, in_features).
+
+    `model` is an nn.Sequential of nn.Linear, nn.ReLU and nn.Tanh. A Linear keeps its input (its weight's
+    gradient is grad_out.T @ input); ReLU and Tanh keep their output (their derivatives are computed from
+    it); a tensor kept by two layers is stored once; parameters are not activations. Each number takes
+    the parameters' element size. Proportional to batch_size.
+    """
+    size = next(model.parameters()).element_size()
+    kept, width, source = set(), in_features, "input"  # (which tensor, its width): each tensor once
+    for index, layer in enumerate(model):
+        if isinstance(layer, nn.Linear):
+            kept.add((source, width))  # its input
+            width, source = layer.out_features, index
+        elif isinstance(layer, (nn.ReLU, nn.Tanh)):
+            source = index
+            kept.add((source, width))  # its output
+    return batch_size * size * sum(w for _, w in kept)

@@ -7,6 +7,7 @@ supports weight decay, dampening, Nesterov momentum or AMSGrad.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 
 import torch
@@ -131,3 +132,17 @@ def train(model: nn.Module, optimizer: torch.optim.Optimizer,
         optimizer.step()
         losses.append(loss.item())  # a float, not a tensor that keeps its graph alive
     return losses
+
+
+def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, step: int) -> dict:
+    """A snapshot {"model", "optimizer", "step"}: copies of both state_dicts (a state_dict holds the live
+    tensors, which later training changes), so that it stays as it was; torch.save can write it."""
+    return copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step})
+
+
+def load_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, checkpoint: dict) -> int:
+    """Restore model and optimizer in place from a save_checkpoint dict; returns its step. Training on from
+    there gives exactly the numbers of the uninterrupted run."""
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return checkpoint["step"]

@@ -1,6 +1,6 @@
 """build_challenge_model is linear (no hidden layer): no straight line separates the spiral arms."""
 # replaces: challenge
-# caught by: test_challenge, test_challenge_70, test_challenge_80, test_challenge_88
+# caught by: test_challenge, test_challenge_90, test_challenge_93, test_challenge_945
 def build_challenge_model(in_features, num_classes):
     return nn.Linear(in_features, num_classes)
 

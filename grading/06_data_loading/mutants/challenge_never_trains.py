@@ -1,6 +1,6 @@
 """train_challenge builds an optimizer but never steps it: the model comes back as it was initialised."""
 # replaces: challenge
-# caught by: test_challenge, test_challenge_70, test_challenge_80, test_challenge_88
+# caught by: test_challenge, test_challenge_90, test_challenge_93, test_challenge_945
 def build_challenge_model(in_features, num_classes):
     return nn.Sequential(nn.Linear(in_features, 64), nn.ReLU(),
                          nn.Linear(64, 64), nn.ReLU(),

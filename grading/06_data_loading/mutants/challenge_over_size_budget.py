@@ -1,6 +1,6 @@
 """build_challenge_model is too big: two hidden layers of 128 units hold 17,283 numbers, over the 5,000 budget."""
 # replaces: challenge
-# caught by: test_challenge, test_challenge_70, test_challenge_80, test_challenge_88
+# caught by: test_challenge, test_challenge_90, test_challenge_93, test_challenge_945
 def build_challenge_model(in_features, num_classes):
     return nn.Sequential(nn.Linear(in_features, 128), nn.ReLU(),
                          nn.Linear(128, 128), nn.ReLU(),

@@ -6,7 +6,7 @@
 def batch_size_sweep(make_model, batch_sizes, device, warmup=3, repeats=10):
     results = []
     for batch_size in batch_sizes:
-        seconds = time_train_step(make_model(), batch_size, device, warmup, repeats)
+        seconds = time_throughput(make_model(), batch_size, device, warmup, repeats)
         results.append({"batch_size": batch_size, "seconds": seconds,
                         "samples_per_second": seconds / batch_size})
     return results

@@ -6,6 +6,6 @@ def batch_size_sweep(make_model, batch_sizes, device, warmup=3, repeats=10):
     model = make_model()
     results = []
     for b in batch_sizes:
-        s = time_train_step(model, b, device, warmup, repeats)
+        s = time_throughput(model, b, device, warmup, repeats)
         results.append({"batch_size": b, "seconds": s, "samples_per_second": b / s})
     return results
