@@ -47,7 +47,9 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     inputs.update(linear_inputs(rng, "Linear"))
     shape3 = tuple(int(v) for v in rng.integers(2, 6, size=3))
     shape2 = tuple(int(v) for v in rng.integers(2, 7, size=2))
-    inputs.update({"LogSoftmax.x32": (80 * rng.standard_normal(shape3)).astype(np.float32),  # spread over hundreds
+    wide = 80 * rng.standard_normal(shape3)  # float32 rows spread over hundreds
+    wide[0, 0, int(rng.integers(shape3[2]))] += 300  # one far above its row's mean: exp(x - mean) overflows
+    inputs.update({"LogSoftmax.x32": wide.astype(np.float32),
                    "LogSoftmax.x64": 800 + 50 * rng.standard_normal(shape2),  # exp overflows without the shift
                    "LogSoftmax.grad32": rng.standard_normal(shape3).astype(np.float32),
                    "LogSoftmax.grad64": rng.standard_normal(shape2)})

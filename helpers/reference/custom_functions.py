@@ -165,6 +165,8 @@ class Value:
         self.parents = tuple(parents)
         self._backward = lambda: None
 
+    unbroadcast = staticmethod(unbroadcast)
+
     def __add__(self, other):
         """self + other, with NumPy broadcasting."""
         other = other if isinstance(other, Value) else Value(other)

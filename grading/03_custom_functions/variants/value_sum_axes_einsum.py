@@ -3,14 +3,6 @@ np.where for the mask, einsum for a @ b: the same answer."""
 # exercise: Value
 
 
-def unbroadcast(grad, shape):
-    """grad: the gradient of a result NumPy broadcast from an input of `shape`; returns it summed back to `shape`."""
-    grad = np.asarray(grad)
-    extra = grad.ndim - len(shape)
-    stretched = tuple(extra + i for i, size in enumerate(shape) if size == 1)
-    return grad.sum(axis=tuple(range(extra)) + stretched, keepdims=True).reshape(shape)
-
-
 class Value:
     """A node of a tiny reverse-mode engine: data (a float64 array), grad (same shape, zeros at first),
     parents (the Values it was computed from), and _backward, which adds this node's grad, pushed back
@@ -22,14 +14,22 @@ class Value:
         self.parents = tuple(parents)
         self._backward = lambda: None  # a leaf has nothing to push back
 
+    @staticmethod
+    def unbroadcast(grad, shape):
+        """grad: the gradient of a result NumPy broadcast from an input of `shape`; returns it summed back to `shape`."""
+        grad = np.asarray(grad)
+        extra = grad.ndim - len(shape)
+        stretched = tuple(extra + i for i, size in enumerate(shape) if size == 1)
+        return grad.sum(axis=tuple(range(extra)) + stretched, keepdims=True).reshape(shape)
+
     def __add__(self, other):
         """self + other, with NumPy broadcasting: (N, H) + (H,), (N, H) + (N, 1), (N, H) + a number."""
         other = other if isinstance(other, Value) else Value(other)
         out = Value(self.data + other.data, (self, other))
 
         def _backward():
-            self.grad = self.grad + unbroadcast(out.grad, self.data.shape)
-            other.grad += unbroadcast(out.grad, other.data.shape)
+            self.grad = self.grad + Value.unbroadcast(out.grad, self.data.shape)
+            other.grad += Value.unbroadcast(out.grad, other.data.shape)
 
         out._backward = _backward
         return out
@@ -40,8 +40,8 @@ class Value:
         out = Value(self.data * other.data, (self, other))
 
         def _backward():
-            self.grad += unbroadcast(out.grad * other.data, self.data.shape)
-            other.grad += unbroadcast(out.grad * self.data, other.data.shape)
+            self.grad += Value.unbroadcast(out.grad * other.data, self.data.shape)
+            other.grad += Value.unbroadcast(out.grad * self.data, other.data.shape)
 
         out._backward = _backward
         return out
