@@ -57,11 +57,6 @@ def run_pairwise_sq_distances(answers, inputs, record):
         record(f"dtype{tag}", str(out.dtype))
 
 
-def run_label_scores(answers, inputs, record):
-    scores = torch.tensor(inputs["tensors.scores"])
-    record("scores", answers.label_scores(scores, torch.tensor(inputs["tensors.labels"])))
-
-
 def run_pixels_as_rows(answers, inputs, record):
     record("rows", answers.pixels_as_rows(torch.tensor(inputs["tensors.images"])))
 
@@ -179,25 +174,6 @@ class GpuLike(torch.Tensor):
         to_cpu = func is torch.Tensor.cpu or (
             func is torch.Tensor.to and any(str(a) == "cpu" for a in [*args[1:], *kwargs.values()]))
         return result.as_subclass(torch.Tensor) if to_cpu and isinstance(result, torch.Tensor) else result
-
-
-def run_torch_mlp_forward(answers, inputs, record):
-    """float64 values, the gradient reaching w1 and w2 for a secret upstream gradient; float32 values."""
-    x, w1, w2 = probe_tensors(inputs, torch.float64, "x", "w1", "w2", grad=("w1", "w2"))
-    y_pred = answers.torch_mlp_forward(x, w1, w2)
-    record("y_pred", y_pred)
-    record("dtype", str(y_pred.dtype))
-    record("attached_to_the_graph", bool(y_pred.requires_grad))
-    if y_pred.requires_grad:
-        grads = torch.autograd.grad(y_pred, (w1, w2), torch.tensor(inputs["forward.grad"]), allow_unused=True)
-        for name, grad in zip(("w1", "w2"), grads):
-            record(f"gradient_reaches_{name}", grad is not None)
-            if grad is not None:
-                record(f"grad_{name}", grad)
-    x32, w1_32, w2_32 = probe_tensors(inputs, torch.float32, "x", "w1", "w2")
-    y32 = answers.torch_mlp_forward(x32, w1_32, w2_32)
-    record("y_pred32", y32)
-    record("dtype32", str(y32.dtype))
 
 
 def run_autograd_gradients(answers, inputs, record):
@@ -362,7 +338,6 @@ def expected_answer_retain_grad(inputs) -> dict:
     return {"value": ref.answer_retain_grad(graph["prediction"], graph["y"])}
 
 
-GRAPH_KEYS = ("x", "w", "prediction", "loss")
 MEMORY_KEYS = ("view", "transpose", "reshape_of_transpose", "contiguous_of_transpose", "from_numpy",
                "torch_tensor", "float_of_from_numpy")
 PROMOTION_KEYS = ("int64_div_2", "int64_floordiv_2", "int32_plus_1_5", "int32_plus_int64_0d",
@@ -376,7 +351,6 @@ PROBE = Probe(
     make_inputs=make_inputs,
     exercises={
         "pairwise_sq_distances": Exercise(run_pairwise_sq_distances, tolerance=Tolerance(1e-5, 1e-5)),
-        "label_scores": Exercise(run_label_scores),
         "pixels_as_rows": Exercise(run_pixels_as_rows),
         "answer_memory": Exercise(answer_runner("answer_memory", tuple(MEMORY_KEYS)),
                                   expected=answer_values("answer_memory", memory_facts)),
@@ -384,7 +358,6 @@ PROBE = Probe(
                                      expected=answer_values("answer_promotion", promotion_facts)),
         "answer_inplace": Exercise(answer_runner("answer_inplace", tuple(INPLACE_KEYS)),
                                    expected=answer_values("answer_inplace", inplace_facts)),
-        "torch_mlp_forward": Exercise(run_torch_mlp_forward, tolerance=Tolerance(1e-5, 1e-6)),
         "autograd_gradients": Exercise(run_autograd_gradients, tolerance=Tolerance(1e-4, 1e-4)),
         "vector_jacobian_product": Exercise(run_vector_jacobian_product),
         "jacobian_forward": Exercise(jacobian_runner("jacobian_forward", ForwardModeOnly), expected=expected_jacobian),
@@ -396,11 +369,6 @@ PROBE = Probe(
         "train_autograd_mlp": Exercise(run_train_autograd_mlp, tolerance=Tolerance(1e-4, 1e-5)),
         "graph_ops": Exercise(run_graph_ops),
         "to_numpy": Exercise(run_to_numpy),
-        "answer_is_leaf": Exercise(answer_runner("answer_is_leaf", GRAPH_KEYS)),
-        "answer_requires_grad": Exercise(answer_runner("answer_requires_grad", GRAPH_KEYS)),
-        "answer_grad_is_none": Exercise(answer_runner("answer_grad_is_none", GRAPH_KEYS[:3])),
         "answer_retain_grad": Exercise(run_answer_retain_grad, expected=expected_answer_retain_grad),
-        "answer_detach": Exercise(answer_runner("answer_detach", ("requires_grad", "shares_memory", "numpy_raises"))),
-        "answer_no_grad": Exercise(answer_runner("answer_no_grad", ("requires_grad", "is_leaf", "backward_raises"))),
     },
 )
