@@ -22,7 +22,7 @@ SOURCES = sorted((ROOT / "source").glob("*/*.ipynb"))
 LIMIT = 0.10
 # Assignments whose exercises issue 20 has not reworked yet: their share is known to be above the limit.
 # strict: the day one of them passes, this test fails until it leaves the list.
-NOT_YET = {"04_nn_modules", "05_optim", "06_data_loading", "07_finetune_resnet18", "08_gpu_batch_timing"}
+NOT_YET = {"04_nn_modules", "07_finetune_resnet18"}  # 14 % and 29 % on 2026-11-25
 REGION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 
 
