@@ -199,9 +199,11 @@ def check_relative_error(actual: Any, expected: Any, name: str, tol: float = GRA
 
 
 def check_equal(actual: Any, expected: Any, name: str, hint: str | None = None) -> None:
-    """`actual == expected` for plain values (numbers, strings, booleans, lists of them)."""
+    """`actual == expected` for plain values (numbers, strings, booleans, lists of them); a NumPy scalar
+    counts as the plain value it stands for (np.True_ as True)."""
     __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     plain = (bool, int, float, str, type(None), list, tuple, dict, set, frozenset)
+    actual = _plain_answer(actual)  # np.True_, np.int64(3): the plain values they stand for
     if type(actual) not in plain or type(actual) is not type(expected):
         _fail(f"{name} should be the {type(expected).__name__} {expected!r}, but it is {_describe(actual)}.",
               hint)

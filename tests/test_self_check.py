@@ -23,3 +23,17 @@ def test_numpy_booleans_count_as_the_booleans_they_are():
 def test_an_answer_that_is_not_a_dict_raises_nothing(capsys):
     assert self_check("Q", None, {"a": True}) == {"a": None}
     assert "not answered yet" in capsys.readouterr().out
+
+
+def test_check_equal_takes_a_numpy_boolean_for_the_boolean_it_is():
+    """A question answered with np.True_ (what `(a == b).all()` gives) is right (issue 20, §6)."""
+    from helpers.checks import CheckFailed, check_equal
+
+    check_equal(np.True_, True, "answer")
+    check_equal(np.int64(3), 3, "answer")
+    for wrong in (np.False_, "True", 1):
+        try:
+            check_equal(wrong, True, "answer")
+        except CheckFailed:
+            continue
+        raise AssertionError(f"check_equal accepted {wrong!r} for True")
