@@ -363,15 +363,25 @@ def value_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Per case: the inputs, the grads their parents start with (not zero: _backward must add), the upstream
     gradient; and an MLP with biases."""
     inputs = {}
-    for case, (_, *shapes) in ENGINE_CASES.items():
-        for i, shape in enumerate(shapes):
-            inputs[f"Value.{case}.in{i}"] = rng.standard_normal(shape)
+    for case, (kind, *shapes) in ENGINE_CASES.items():
+        arrays = [rng.standard_normal(shape) for shape in shapes]
+        for i, (shape, array) in enumerate(zip(shapes, arrays)):
+            inputs[f"Value.{case}.in{i}"] = array
             inputs[f"Value.{case}.start{i}"] = rng.standard_normal(shape)
+        inputs[f"Value.{case}.grad"] = rng.standard_normal(np.shape(_numpy_op(kind, arrays)))
     n, d_in, h, d_out = (int(v) for v in rng.integers(3, 8, size=4))
     for key, shape in (("x", (n, d_in)), ("y", (n, d_out)), ("w1", (d_in, h)), ("b1", (h,)), ("w2", (h, d_out)),
                        ("b2", (d_out,))):
         inputs[f"Value.mlp.{key}"] = rng.standard_normal(shape)
     return inputs
+
+
+def _numpy_op(kind: str, arrays: list) -> np.ndarray:
+    """What the operation computes, in NumPy: its result's shape is the upstream gradient's."""
+    a = arrays[0]
+    return {"add": lambda: a + arrays[-1], "add_self": lambda: a + a, "mul": lambda: a * arrays[-1],
+            "mul_self": lambda: a * a, "matmul": lambda: a @ arrays[-1], "relu": lambda: np.maximum(a, 0),
+            "sum": lambda: a.sum()}[kind]()
 
 
 def _engine_op(kind: str, values: list):
@@ -385,6 +395,9 @@ def _engine_op(kind: str, values: list):
     return {"add": lambda: a + b, "mul": lambda: a * b, "matmul": lambda: a @ b}[kind]()
 
 
+MAX_NODES = 10_000  # the probe's MLP has about twenty
+
+
 def _sweep(root) -> None:
     """The probe's own reverse topological sweep, so that Value is judged without the student's backward."""
     order, seen, stack = [], set(), [(root, False)]
@@ -393,6 +406,8 @@ def _sweep(root) -> None:
         if done:
             order.append(node)
         elif id(node) not in seen:
+            if len(seen) >= MAX_NODES:  # a Value whose parents never end (not a graph the operations built)
+                raise RuntimeError(f"the graph behind the loss has more than {MAX_NODES} nodes: look at .parents")
             seen.add(id(node))
             stack.append((node, True))
             stack.extend((parent, False) for parent in node.parents)
@@ -407,20 +422,20 @@ def run_Value(answers, inputs, record):
     for case, (kind, *shapes) in ENGINE_CASES.items():
         values = [answers.Value(inputs[f"Value.{case}.in{i}"]) for i in range(len(shapes))]
         out = _engine_op(kind, values)
-        record(f"{case}.out", np.asarray(out.data))
+        record(f"{case}.out", out.data)
         for i, v in enumerate(values):
             v.grad = inputs[f"Value.{case}.start{i}"].copy()
-        out.grad = np.ones_like(out.data) * 0.75 + np.asarray(out.data) * 0.5  # a gradient that is not all ones
+        out.grad = inputs[f"Value.{case}.grad"].copy()  # a gradient that is not all ones
         out._backward()
         for i, v in enumerate(values):
-            record(f"{case}.grad{i}", np.asarray(v.grad))
+            record(f"{case}.grad{i}", v.grad)
     x, y, w1, b1, w2, b2 = (answers.Value(inputs[f"Value.mlp.{key}"]) for key in ("x", "y", "w1", "b1", "w2", "b2"))
     d = (x @ w1 + b1).relu() @ w2 + b2 - y
     loss = (d * d).sum()
     _sweep(loss)
-    record("mlp.loss", np.asarray(loss.data))
+    record("mlp.loss", loss.data)
     for key, v in zip(("x", "y", "w1", "b1", "w2", "b2"), (x, y, w1, b1, w2, b2)):
-        record(f"mlp.grad_{key}", np.asarray(v.grad))
+        record(f"mlp.grad_{key}", v.grad)
 
 
 def graph_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
