@@ -214,7 +214,7 @@ def test_source_notebook_layernorm_and_engine_agree_with_the_reference():
 
     from helpers.reference.custom_functions import LayerNorm, Value
 
-    ns = solution_namespace(NOTEBOOK)
+    ns = solution_namespace(NOTEBOOK, imports="import numpy as np\n")
     gen = torch.Generator().manual_seed(8)
     x, gamma, beta = (torch.randn(*s, generator=gen, dtype=torch.float64, requires_grad=True) for s in ((3, 4), (4,), (4,)))
     grad_y = torch.randn(3, 4, generator=gen, dtype=torch.float64)
