@@ -64,15 +64,24 @@ def test_nbgraders_validator_fails_every_visible_test_of_the_release(assignment,
 
 
 def test_a_cell_writing_to_stderr_fails_validation(tmp_path):
-    """The measure can fail: a right answer whose cell prints a warning to stderr is failed by nbgrader."""
+    """The measure can fail: a right answer whose test cell prints a warning to stderr is failed by nbgrader."""
     import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
 
-    source = nbformat.read(COURSE.source_notebook("01_numpy_mlp"), as_version=4)
-    cell = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_relu")
-    cell.source = "import warnings\nwarnings.warn('deprecated', FutureWarning)\n" + cell.source
-    path = tmp_path / "edited" / "01_numpy_mlp.ipynb"
+    def cell(source, **nbgrader):
+        return new_code_cell(source, metadata={"nbgrader": {"schema_version": 3, "locked": True, **nbgrader}})
+
+    notebook = new_notebook(cells=[
+        cell("def double(x):\n    return 2 * x", grade_id="double", solution=True, grade=False, locked=False),
+        cell("import warnings\nwarnings.warn('deprecated', FutureWarning)\nassert double(2) == 4",
+             grade_id="test_double", solution=False, grade=True, points=1),
+    ])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "edited" / "tiny.ipynb"
     path.parent.mkdir()
-    nbformat.write(source, path)
+    nbformat.write(notebook, path)
     (tmp_path / "run").mkdir()
-    output = _validate(path, tmp_path / "run")
-    assert "VALIDATION FAILED" in output, output[-2000:]
+    assert "VALIDATION FAILED" in _validate(path, tmp_path / "run")
+    notebook.cells[1].source = "assert double(2) == 4"  # the same right answer, silent: it passes
+    nbformat.write(notebook, path)
+    assert "Success!" in _validate(path, tmp_path / "run")
