@@ -214,6 +214,62 @@ def fan_out_facts() -> dict:
     return {**first, "hook_calls_after_second": len(calls), "grad_after_second": float(w.grad)}
 
 
+def graph_alive_facts() -> dict:
+    """Whether the tensors each loop's graphs saved for backward outlive the loop (the notebook's question,
+    measured with saved_tensors_hooks on the installed torch)."""
+    import gc
+    import weakref
+
+    def saved_alive_after(loop) -> bool:
+        alive = weakref.WeakSet()
+
+        class Saved:
+            def __init__(self, t):
+                self.t = t.detach()  # a saved output would otherwise reference its own node: a cycle
+
+        def pack(t):
+            holder = Saved(t)
+            alive.add(holder)
+            return holder
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda holder: holder.t):
+            result = loop()
+        gc.collect()
+        found = len(alive) > 0
+        del result
+        return found
+
+    def steps(keep, no_grad=False, backward=False):
+        def loop():
+            generator = torch.Generator().manual_seed(0)
+            w = torch.randn(8, 4, generator=generator, requires_grad=True)
+            kept = []
+            for _ in range(3):
+                x = torch.randn(16, 8, generator=generator)
+                with torch.no_grad() if no_grad else torch.enable_grad():
+                    loss = (x @ w).relu().sum()
+                if backward:
+                    loss.backward()
+                kept.append(keep(loss))
+            return kept
+        return loop
+
+    def sum_into_total():
+        generator = torch.Generator().manual_seed(0)
+        w = torch.randn(8, 4, generator=generator, requires_grad=True)
+        total = 0
+        for _ in range(3):
+            total = total + (torch.randn(16, 8, generator=generator) @ w).relu().sum()
+        return total
+
+    return {"append_loss": saved_alive_after(steps(lambda loss: loss)),
+            "append_item": saved_alive_after(steps(lambda loss: loss.item())),
+            "append_after_backward": saved_alive_after(steps(lambda loss: loss, backward=True)),
+            "sum_into_total": saved_alive_after(sum_into_total),
+            "append_under_no_grad": saved_alive_after(steps(lambda loss: loss, no_grad=True)),
+            "append_detached": saved_alive_after(steps(lambda loss: loss.detach()))}
+
+
 def run_train_autograd_mlp(answers, inputs, record):
     learning_rate, steps = float(inputs["train.learning_rate"]), int(inputs["train.steps"])
     for tag, dtype, n_steps in (("", torch.float64, steps), ("32", torch.float32, 3)):
@@ -280,6 +336,8 @@ def expected_answer_retain_grad(inputs) -> dict:
 
 
 FAN_OUT_KEYS = ("hook_calls", "grad", "hook_calls_after_second", "grad_after_second")
+GRAPH_ALIVE_KEYS = ("append_loss", "append_item", "append_after_backward", "sum_into_total", "append_under_no_grad",
+                    "append_detached")
 # float32 results are compared with the reference's float32 run: rounding, not mistakes, differs.
 PROBE = Probe(
     assignment="02_autograd",
@@ -297,6 +355,8 @@ PROBE = Probe(
         "answer_fan_out": Exercise(answer_runner("answer_fan_out", tuple(FAN_OUT_KEYS)),
                                    expected=answer_values("answer_fan_out", fan_out_facts)),
         "train_autograd_mlp": Exercise(run_train_autograd_mlp, tolerance=Tolerance(1e-4, 1e-5)),
+        "answer_graph_alive": Exercise(answer_runner("answer_graph_alive", GRAPH_ALIVE_KEYS),
+                                       expected=answer_values("answer_graph_alive", graph_alive_facts)),
         "graph_ops": Exercise(run_graph_ops),
         "to_numpy": Exercise(run_to_numpy),
         "answer_retain_grad": Exercise(run_answer_retain_grad, expected=expected_answer_retain_grad),
