@@ -199,9 +199,11 @@ def check_relative_error(actual: Any, expected: Any, name: str, tol: float = GRA
 
 
 def check_equal(actual: Any, expected: Any, name: str, hint: str | None = None) -> None:
-    """`actual == expected` for plain values (numbers, strings, booleans, lists of them)."""
+    """`actual == expected` for plain values (numbers, strings, booleans, lists of them); a NumPy scalar
+    counts as the plain value it stands for (np.True_ as True)."""
     __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     plain = (bool, int, float, str, type(None), list, tuple, dict, set, frozenset)
+    actual = _plain_answer(actual)  # np.True_, np.int64(3): the plain values they stand for
     if type(actual) not in plain or type(actual) is not type(expected):
         _fail(f"{name} should be the {type(expected).__name__} {expected!r}, but it is {_describe(actual)}.",
               hint)
@@ -315,3 +317,33 @@ def summary(points: dict[str, float]) -> None:
     print(f"Visible checks passed for {sum(results.values())} of {len(results)} exercises "
           f"({done:g} of {sum(points.values()):g} points at stake)"
           + (f"; {len(recorded)} answer(s) recorded, to be graded by the hidden tests." if recorded else "."))
+
+
+def _plain_answer(value: Any) -> Any:
+    """A NumPy scalar as the Python value it stands for (np.True_ -> True), anything else unchanged."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def self_check(question: str, predicted: dict[str, Any], actual: dict[str, Any],
+               why: dict[str, str] | None = None) -> dict[str, bool | None]:
+    """An ungraded self-check: print, key by key, whether a prediction matches what PyTorch does, and why.
+
+    `predicted` holds the student's answers (None where not answered yet; NumPy booleans count as the
+    booleans they are); `actual` what the code really gives. Never raises on a wrong or missing answer.
+    Returns {key: True (right), False (wrong) or None (not answered)}.
+    """
+    why = why or {}
+    predicted = predicted if isinstance(predicted, dict) else {}
+    verdicts: dict[str, bool | None] = {}
+    for key, truth in actual.items():
+        guess = _plain_answer(predicted.get(key))
+        verdicts[key] = None if guess is None else bool(guess == _plain_answer(truth))
+    right = sum(v is True for v in verdicts.values())
+    answered = sum(v is not None for v in verdicts.values())
+    print(f"{question} (ungraded self-check): {right} of {len(verdicts)} right"
+          + (f", {len(verdicts) - answered} not answered yet" if answered < len(verdicts) else "") + ".")
+    for key, verdict in verdicts.items():
+        if verdict is not None:
+            mark = "\u2714" if verdict else "\u2718"
+            print(f"  {mark} {key}: {actual[key]!r}." + ("" if verdict else f" {why.get(key, '')}".rstrip()))
+    return verdicts

@@ -25,14 +25,14 @@ def sample(name: str, kind: str, stem: str) -> str:
 
 def test_02_the_trusted_run_runs_the_read_only_cells_the_answers_read():
     """answer_retain_grad is computed from the read-only regression cell's prediction and y; 01's
-    training loop and the one-mode Functions are definitions; the fan-out cell, which no answer
-    reads, is left out."""
+    training loop, the one-mode Functions and the given torch_mlp_forward are definitions; the fan-out
+    cell, which no answer reads, is left out."""
     source = read_notebook(COURSE.source_notebook("02_autograd"))
     given = [text for kind, text in student_code(source, source)[0] if kind == "given"]
     locked = {grade_id(c): c.source for c in source.cells if c.cell_type == "code" and nbgrader(c).get("locked")
               and not is_test(c) and grade_id(c) not in ("setup", "summary")}
-    assert set(locked) == {"numpy_mlp_from_01", "regression_graph", "modes", "fan_out"}
-    assert all(locked[gid] in given for gid in ("numpy_mlp_from_01", "regression_graph", "modes"))
+    assert set(locked) == {"numpy_mlp_from_01", "regression_graph", "modes", "fan_out", "given_torch_mlp_forward"}
+    assert all(locked[gid] in given for gid in ("numpy_mlp_from_01", "regression_graph", "modes", "given_torch_mlp_forward"))
     assert locked["fan_out"] not in given
 
 

@@ -129,3 +129,104 @@ def test_source_notebook_solution_agrees_with_the_reference():
         ours, theirs = ns[name], globals()[name]
         torch.testing.assert_close(ours(x), theirs(x))
         torch.testing.assert_close(upstream_gradient(ours, x, grad_y), upstream_gradient(theirs, x, grad_y))
+
+
+# -- LayerNorm, and the tiny engine (Value, backward) -----------------------------------------------------
+
+
+def test_layernorm_matches_torch_forward_and_backward_on_3d_float64():
+    from helpers.reference.custom_functions import LayerNorm
+
+    gen = torch.Generator().manual_seed(11)
+    x = torch.randn(2, 3, 6, generator=gen, dtype=torch.float64, requires_grad=True)
+    gamma = torch.randn(6, generator=gen, dtype=torch.float64, requires_grad=True)
+    beta = torch.randn(6, generator=gen, dtype=torch.float64, requires_grad=True)
+    grad_y = torch.randn(2, 3, 6, generator=gen, dtype=torch.float64)
+    y = LayerNorm.apply(x, gamma, beta, 1e-3)
+    want = torch.nn.functional.layer_norm(x, (6,), gamma, beta, 1e-3)
+    torch.testing.assert_close(y, want)
+    for got, expected in zip(torch.autograd.grad(y, (x, gamma, beta), grad_y),
+                             torch.autograd.grad(want, (x, gamma, beta), grad_y)):
+        torch.testing.assert_close(got, expected)
+    assert torch.autograd.gradcheck(lambda x, g, b: LayerNorm.apply(x, g, b, 1e-2), (x, gamma, beta))
+
+
+def test_layernorm_keeps_eps_inside_the_root_on_a_row_of_tiny_variance():
+    from helpers.reference.custom_functions import LayerNorm
+
+    x = 5.0 + 1e-3 * torch.randn(3, 5, dtype=torch.float64)
+    gamma, beta = torch.ones(5, dtype=torch.float64), torch.zeros(5, dtype=torch.float64)
+    torch.testing.assert_close(LayerNorm.apply(x, gamma, beta, 1e-5),
+                               torch.nn.functional.layer_norm(x, (5,), gamma, beta, 1e-5))
+
+
+def _mlp(value, arrays):
+    x, y, w1, b1, w2 = (value(a) for a in arrays)
+    d = (x @ w1 + b1).relu() @ w2 - y
+    return (d * d).sum(), (x, y, w1, b1, w2)
+
+
+def test_engine_gives_pytorchs_gradients_on_an_mlp_with_biases():
+    import numpy as np
+
+    from helpers.reference.custom_functions import Value, backward
+
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s) for s in ((6, 4), (6, 2), (4, 5), (5,), (5, 2))]
+    loss, values = _mlp(Value, arrays)
+    backward(loss)
+    tensors = [torch.tensor(a, requires_grad=True) for a in arrays]
+    d = (tensors[0] @ tensors[2] + tensors[3]).relu() @ tensors[4] - tensors[1]
+    (d * d).sum().backward()
+    for v, t in zip(values, tensors):
+        np.testing.assert_allclose(v.grad, t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_engine_adds_at_fan_out_and_unbroadcasts_a_stretched_dimension():
+    import numpy as np
+
+    from helpers.reference.custom_functions import Value, backward
+
+    a = Value(np.array([[1.0, -2.0], [3.0, 0.5]]))
+    c = Value(np.array([[2.0], [-1.0]]))  # (2, 1): stretched along the columns
+    out = (a * a + a * c).sum()
+    backward(out)
+    np.testing.assert_allclose(a.grad, 2 * a.data + c.data)
+    np.testing.assert_allclose(c.grad, a.data.sum(axis=1, keepdims=True))
+    assert c.grad.shape == (2, 1)
+
+
+def test_backward_runs_each_node_once_on_a_deep_chain():
+    import numpy as np
+
+    from helpers.reference.custom_functions import Value, backward
+
+    v = x = Value(np.array(1.5))
+    for _ in range(3000):  # deeper than Python's recursion limit: the sweep is iterative
+        v = v * 1.0 + 0.0
+    backward(v)
+    assert float(x.grad) == 1.0
+
+
+@pytest.mark.skipif(not NOTEBOOK.exists(), reason="the 03 source notebook is not there yet")
+def test_source_notebook_layernorm_and_engine_agree_with_the_reference():
+    import numpy as np
+
+    from helpers.reference.custom_functions import LayerNorm, Value
+
+    ns = solution_namespace(NOTEBOOK, imports="import numpy as np\n")
+    gen = torch.Generator().manual_seed(8)
+    x, gamma, beta = (torch.randn(*s, generator=gen, dtype=torch.float64, requires_grad=True) for s in ((3, 4), (4,), (4,)))
+    grad_y = torch.randn(3, 4, generator=gen, dtype=torch.float64)
+    for ours, theirs in zip(torch.autograd.grad(ns["LayerNorm"].apply(x, gamma, beta, 1e-5), (x, gamma, beta), grad_y),
+                            torch.autograd.grad(LayerNorm.apply(x, gamma, beta, 1e-5), (x, gamma, beta), grad_y)):
+        torch.testing.assert_close(ours, theirs)
+    rng = np.random.default_rng(9)
+    arrays = [rng.standard_normal(s) for s in ((5, 3), (5, 2), (3, 4), (4,), (4, 2))]
+    grads = []
+    for value in (ns["Value"], Value):
+        loss, values = _mlp(value, arrays)
+        ns["backward"](loss)
+        grads.append([v.grad for v in values])
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)

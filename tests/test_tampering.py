@@ -23,7 +23,7 @@ from autograder.notebooks import grade_id, is_test, nbgrader, read_notebook
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "01_numpy_mlp"
-BASELINE = 2.0  # test_relu + test_relu_hidden
+BASELINE = 1.0  # test_relu (01's relu carries one point since issue 20)
 
 # Every exercise but relu returns something equal to everything, so that disarmed checks have a
 # value to wave through. They go where a student writes answers: the solution cells.
@@ -36,10 +36,8 @@ class AlwaysEqual:
 '''
 FAKE_ANSWERS = {
     "mlp_forward": ALWAYS_EQUAL + "def mlp_forward(x, w1, w2): return AlwaysEqual(), (AlwaysEqual(),) * 3",
-    "l2_loss": "def l2_loss(y_pred, y): return AlwaysEqual()",
     "mlp_backward": "def mlp_backward(x, y, w1, w2, cache): return AlwaysEqual(), AlwaysEqual()",
     "numeric_gradient": "def numeric_gradient(f, w, eps=1e-5): return AlwaysEqual()",
-    "relative_error": "def relative_error(a, b): return AlwaysEqual()",
     "train_numpy_mlp": "def train_numpy_mlp(x, y, w1, w2, learning_rate, steps):\n"
                        "    return AlwaysEqual(), AlwaysEqual(), [AlwaysEqual()] * steps",
 }
@@ -90,15 +88,29 @@ get_ipython().events.register("pre_run_cell", disarm)
 '''
 
 # Right answers by means 01 forbids (NumPy only): nbgrader's tests cannot tell.
-TORCH_ANSWER = {"l2_loss": '''import torch
+TORCH_ANSWER = {"numeric_gradient": '''import torch
 
-def l2_loss(y_pred, y):
-    return float(torch.nn.functional.mse_loss(torch.from_numpy(y_pred), torch.from_numpy(y), reduction="sum"))
+def numeric_gradient(f, w, eps=1e-5):
+    w = torch.tensor(w, dtype=torch.float64)
+    grad = torch.zeros_like(w)
+    for index in np.ndindex(tuple(w.shape)):
+        original = w[index].item()
+        w[index] = original + eps
+        f_plus = f(w.numpy())
+        w[index] = original - eps
+        f_minus = f(w.numpy())
+        w[index] = original
+        grad[index] = (f_plus - f_minus) / (2 * eps)
+    return grad.numpy()
 '''}
-HELPERS_ANSWER = {"relative_error": '''import helpers.checks
+HELPERS_ANSWER = {"mlp_backward": '''import helpers.checks
 
-def relative_error(a, b):
-    return helpers.checks.relative_error_of(a, b)
+def mlp_backward(x, y, w1, w2, cache):
+    h, h_relu, y_pred = cache
+    grad_y_pred = 2.0 * (y_pred - y) * helpers.checks.relative_error_of(1.0, 1.0) + 2.0 * (y_pred - y)
+    grad_w2 = h_relu.T @ grad_y_pred
+    grad_h = (grad_y_pred @ w2.T) * (h > 0)
+    return x.T @ grad_h, grad_w2
 '''}
 REFERENCE_ANSWER = {"mlp_forward": '''def mlp_forward(x, w1, w2):
     from helpers.reference.numpy_mlp import mlp_forward as answer
@@ -235,8 +247,8 @@ def test_points_nbgrader_gave_to_an_attack_are_withdrawn(graded, student):
 
 
 @pytest.mark.parametrize("student, exercise, words", [
-    ("numpy_by_torch", "l2_loss", "torch"),
-    ("numpy_by_helpers", "relative_error", "helpers"),
+    ("numpy_by_torch", "numeric_gradient", "torch"),
+    ("numpy_by_helpers", "mlp_backward", "helpers"),
     ("numpy_by_reference", "mlp_forward", "helpers.reference"),
 ])
 def test_solving_numpy_by_other_means_is_reported_in_the_feedback(graded, student, exercise, words):

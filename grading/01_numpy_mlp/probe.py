@@ -8,7 +8,7 @@ from autograder.probes import Exercise, Probe, Tolerance
 
 
 def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """A small problem of random size, and arrays for the one-line exercises."""
+    """A small problem of random size, and arrays for relu and numeric_gradient."""
     n, d_in, h, d_out = (int(v) for v in rng.integers(3, 12, size=4))
     x, y = rng.standard_normal((n, d_in)), rng.standard_normal((n, d_out))
     w1, w2 = rng.standard_normal((d_in, h)) * 0.3, rng.standard_normal((h, d_out)) * 0.3
@@ -17,8 +17,7 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "relu.h": rng.standard_normal(shape), "relu.h32": rng.standard_normal(shape[:2]).astype(np.float32),
         "x": x, "y": y, "w1": w1, "w2": w2,
         "numeric_gradient.w": rng.standard_normal((3, 4)), "numeric_gradient.c": rng.standard_normal((3, 4)),
-        "relative_error.a": rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4),
-        "relative_error.b": rng.standard_normal(shape), "learning_rate": np.asarray(1e-3 * rng.uniform(1, 5)),
+        "learning_rate": np.asarray(1e-3 * rng.uniform(1, 5)),
         "steps": np.asarray(int(rng.integers(3, 9))),
     }
 
@@ -36,10 +35,6 @@ def run_mlp_forward(answers, inputs, record):
     record("y_pred", y_pred)
 
 
-def run_l2_loss(answers, inputs, record):
-    record("loss", float(answers.l2_loss(inputs["x"][:, :2], inputs["y"][:, :2])))
-
-
 def run_mlp_backward(answers, inputs, record):
     """Through the reference's forward pass on the trusted side, the student's in the kernel."""
     _, cache = answers.mlp_forward(inputs["x"], inputs["w1"], inputs["w2"])
@@ -53,12 +48,6 @@ def run_numeric_gradient(answers, inputs, record):
     c, w = inputs["numeric_gradient.c"], inputs["numeric_gradient.w"].copy()
     record("grad", answers.numeric_gradient(lambda w: float(np.sum(np.sin(w) * c)), w))
     record("w_kept", w)
-
-
-def run_relative_error(answers, inputs, record):
-    a, b = inputs["relative_error.a"], inputs["relative_error.b"]
-    record("error", float(answers.relative_error(a, b)))
-    record("same", float(answers.relative_error(a, a.copy())))
 
 
 def run_train_numpy_mlp(answers, inputs, record):
@@ -79,10 +68,8 @@ PROBE = Probe(
     exercises={
         "relu": Exercise(run_relu),
         "mlp_forward": Exercise(run_mlp_forward),
-        "l2_loss": Exercise(run_l2_loss),
         "mlp_backward": Exercise(run_mlp_backward),
         "numeric_gradient": Exercise(run_numeric_gradient, tolerance=Tolerance(1e-5, 1e-6)),
-        "relative_error": Exercise(run_relative_error),
         "train_numpy_mlp": Exercise(run_train_numpy_mlp, tolerance=Tolerance(1e-6, 1e-8)),
     },
     # The point of 01 is NumPy by hand: PyTorch, or the course's own helpers, would do it for them.

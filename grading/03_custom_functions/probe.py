@@ -1,5 +1,8 @@
 """Probes of 03_custom_functions: values, gradients for a secret upstream gradient, what is saved, the nodes;
-for Linear, what its backward returns as it returns it, and the matrix-product FLOPs it runs with an input frozen."""
+for Linear, what its backward returns as it returns it, and the matrix-product FLOPs it runs with an input frozen;
+for LayerNorm, what its backward returns on rows of every spread; for the engine, each operation's _backward run
+alone on parents whose grads are not zero (and an MLP swept by the probe's own backward), and backward on
+stand-in graphs whose nodes add known weights."""
 
 from __future__ import annotations
 
@@ -41,15 +44,18 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
                        f"{name}.grad32": rng.standard_normal(shape3).astype(np.float32),
                        f"{name}.grad64": rng.standard_normal(shape2)})
     inputs["scale"] = np.asarray(rng.uniform(0.5, 2.0))  # a multiplication before the function
-    for name in ("Linear", "linear"):
-        inputs.update(linear_inputs(rng, name))
-    for name in ("LogSoftmax", "log_softmax"):
-        shape3 = tuple(int(v) for v in rng.integers(2, 6, size=3))
-        shape2 = tuple(int(v) for v in rng.integers(2, 7, size=2))
-        inputs.update({f"{name}.x32": (4 * rng.standard_normal(shape3)).astype(np.float32),
-                       f"{name}.x64": 800 + 50 * rng.standard_normal(shape2),  # exp overflows without the shift
-                       f"{name}.grad32": rng.standard_normal(shape3).astype(np.float32),
-                       f"{name}.grad64": rng.standard_normal(shape2)})
+    inputs.update(linear_inputs(rng, "Linear"))
+    shape3 = tuple(int(v) for v in rng.integers(2, 6, size=3))
+    shape2 = tuple(int(v) for v in rng.integers(2, 7, size=2))
+    wide = 80 * rng.standard_normal(shape3)  # float32 rows spread over hundreds
+    wide[0, 0, int(rng.integers(shape3[2]))] += 300  # one far above its row's mean: exp(x - mean) overflows
+    inputs.update({"LogSoftmax.x32": wide.astype(np.float32),
+                   "LogSoftmax.x64": 800 + 50 * rng.standard_normal(shape2),  # exp overflows without the shift
+                   "LogSoftmax.grad32": rng.standard_normal(shape3).astype(np.float32),
+                   "LogSoftmax.grad64": rng.standard_normal(shape2)})
+    inputs.update(layernorm_inputs(rng))
+    inputs.update(value_inputs(rng))
+    inputs.update(graph_inputs(rng))
     return inputs
 
 
@@ -265,19 +271,6 @@ def _shape_hint(part: str, got: np.ndarray, want: np.ndarray) -> str:
     return ""
 
 
-def run_linear(answers, inputs, record):
-    """Values with and without b, the nodes it adds, the gradients that reach x, w (and b)."""
-    x, w, b, grad = (torch.tensor(inputs[f"linear.{key}64"]) for key in ("x", "w", "b", "grad"))
-    for tag, bias in (("", True), ("_no_bias", False)):
-        leaves = [t.clone().requires_grad_(True) for t in ((x, w, b) if bias else (x, w))]
-        y = answers.linear(*leaves)
-        record("out" + tag, y)
-        record("nodes" + tag, probe_nodes(y))
-        y.backward(grad)
-        for name, leaf in zip(GRAD_NAMES, leaves):
-            record(f"{name}{tag}", leaf.grad)
-
-
 def run_LogSoftmax(answers, inputs, record):
     """Values (float32 3-D; float64 scores around 800) and the gradient for the secret grad_y, through .apply."""
     for tag in ("32", "64"):
@@ -299,6 +292,194 @@ def log_softmax_judge(got: dict, want: dict) -> str | None:
 
 LOG_SOFTMAX_TOLERANCE = Tolerance(1e-5, 1e-5)  # float32 log-probabilities written another way differ by rounding
 
+LAYERNORM_TOLERANCE = Tolerance(1e-4, 1e-4)  # float32 normalized rows written another way differ by rounding
+ENGINE_TOLERANCE = Tolerance(1e-9, 1e-9)  # float64 throughout
+
+
+def layernorm_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """x float32 (3-D) and float64 (2-D, its first row of standard deviation 1e-3, where eps matters), gamma,
+    beta, grad_y, and an eps."""
+    inputs = {}
+    shape32 = (int(rng.integers(2, 4)), int(rng.integers(2, 4)), int(rng.integers(4, 9)))
+    shape64 = (int(rng.integers(3, 6)), int(rng.integers(4, 9)))
+    for tag, dtype, shape in (("32", np.float32, shape32), ("64", np.float64, shape64)):
+        d = shape[-1]
+        x = 2 * rng.standard_normal(shape) + rng.standard_normal()
+        if tag == "64":
+            x[0] = 3.0 + 1e-3 * rng.standard_normal(d)
+        inputs.update({f"LayerNorm.x{tag}": x.astype(dtype),
+                       f"LayerNorm.gamma{tag}": (1 + 0.5 * rng.standard_normal(d)).astype(dtype),
+                       f"LayerNorm.beta{tag}": rng.standard_normal(d).astype(dtype),
+                       f"LayerNorm.grad{tag}": rng.standard_normal(shape).astype(dtype)})
+    inputs["LayerNorm.eps"] = np.asarray(rng.choice([1e-5, 1e-3]))
+    return inputs
+
+
+def run_LayerNorm(answers, inputs, record):
+    """Values, and what backward returns as it returns it (called on the node, as for Linear)."""
+    eps = float(inputs["LayerNorm.eps"])
+    for tag in ("32", "64"):
+        x, gamma, beta, grad = (torch.tensor(inputs[f"LayerNorm.{key}{tag}"]) for key in ("x", "gamma", "beta", "grad"))
+        y = answers.LayerNorm.apply(x.requires_grad_(True), gamma.requires_grad_(True), beta.requires_grad_(True), eps)
+        record(f"out{tag}", y)
+        grads = answers.LayerNorm.backward(y.grad_fn, grad)
+        grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+        record(f"returned{tag}.count", len(grads))
+        for name, g in zip(("grad_x", "grad_gamma", "grad_beta", "eps"), grads):
+            record(f"returned{tag}.{name}", "None" if g is None else g)
+
+
+def layernorm_judge(got: dict, want: dict) -> str | None:
+    """Values compared as usual; a returned count, a None or a shape explained in the exercise's words."""
+    for key, value in want.items():
+        part = key.rpartition(".")[2]
+        if key not in got:
+            return f"LayerNorm gave no {key} {UNSEEN}"
+        if part == "count" and got[key] != value:
+            return (f"LayerNorm's backward returned {got[key]} value(s); expected 4, one per input of forward "
+                    f"(grad_x, grad_gamma, grad_beta, None for eps) {UNSEEN}")
+        if value.dtype.kind == "U" or got[key].dtype.kind == "U":
+            if str(got[key]) != str(value):
+                return f"LayerNorm's backward returned {got[key]} for {part}; expected {value} {UNSEEN}"
+            continue
+        if part in ("grad_gamma", "grad_beta") and got[key].shape != value.shape:
+            return (f"LayerNorm's {part} has shape {got[key].shape}; expected {value.shape}: gamma and beta are "
+                    f"shared by every row {UNSEEN}")
+        message = compare_arrays(got[key], value, rtol=LAYERNORM_TOLERANCE.rtol, atol=LAYERNORM_TOLERANCE.atol)
+        if message:
+            return f"LayerNorm: {key} {message} {UNSEEN}"
+    return None
+
+
+ENGINE_CASES = {  # name: the shapes of the inputs of one operation (broadcasting in several ways)
+    "add_row": ("add", (4, 5), (5,)), "add_column": ("add", (4, 5), (4, 1)), "add_self": ("add_self", (3, 4)),
+    "add_number": ("add", (2, 3, 4), ()), "mul_row": ("mul", (4, 5), (1, 5)), "mul_3d": ("mul", (2, 3, 4), (3, 1)),
+    "mul_self": ("mul_self", (3, 4)), "matmul": ("matmul", (4, 3), (3, 6)), "relu": ("relu", (5, 4)),
+    "sum": ("sum", (3, 5)),
+}
+
+
+def value_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Per case: the inputs, the grads their parents start with (not zero: _backward must add), the upstream
+    gradient; and an MLP with biases."""
+    inputs = {}
+    for case, (kind, *shapes) in ENGINE_CASES.items():
+        arrays = [rng.standard_normal(shape) for shape in shapes]
+        for i, (shape, array) in enumerate(zip(shapes, arrays)):
+            inputs[f"Value.{case}.in{i}"] = array
+            inputs[f"Value.{case}.start{i}"] = rng.standard_normal(shape)
+        inputs[f"Value.{case}.grad"] = rng.standard_normal(np.shape(_numpy_op(kind, arrays)))
+    n, d_in, h, d_out = (int(v) for v in rng.integers(3, 8, size=4))
+    for key, shape in (("x", (n, d_in)), ("y", (n, d_out)), ("w1", (d_in, h)), ("b1", (h,)), ("w2", (h, d_out)),
+                       ("b2", (d_out,))):
+        inputs[f"Value.mlp.{key}"] = rng.standard_normal(shape)
+    return inputs
+
+
+def _numpy_op(kind: str, arrays: list) -> np.ndarray:
+    """What the operation computes, in NumPy: its result's shape is the upstream gradient's."""
+    a = arrays[0]
+    return {"add": lambda: a + arrays[-1], "add_self": lambda: a + a, "mul": lambda: a * arrays[-1],
+            "mul_self": lambda: a * a, "matmul": lambda: a @ arrays[-1], "relu": lambda: np.maximum(a, 0),
+            "sum": lambda: a.sum()}[kind]()
+
+
+def _engine_op(kind: str, values: list):
+    if kind == "add_self":
+        return values[0] + values[0]
+    if kind == "mul_self":
+        return values[0] * values[0]
+    if kind in ("relu", "sum"):
+        return getattr(values[0], kind)()
+    a, b = values
+    return {"add": lambda: a + b, "mul": lambda: a * b, "matmul": lambda: a @ b}[kind]()
+
+
+MAX_NODES = 10_000  # the probe's MLP has about twenty
+
+
+def _sweep(root) -> None:
+    """The probe's own reverse topological sweep, so that Value is judged without the student's backward."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif id(node) not in seen:
+            if len(seen) >= MAX_NODES:  # a Value whose parents never end (not a graph the operations built)
+                raise RuntimeError(f"the graph behind the loss has more than {MAX_NODES} nodes: look at .parents")
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in node.parents)
+    root.grad = np.ones_like(root.data)
+    for node in reversed(order):
+        node._backward()
+
+
+def run_Value(answers, inputs, record):
+    """Each operation: out._backward() run once for a secret out.grad, on parents whose grads start non-zero;
+    then the MLP's loss swept by the probe's own backward."""
+    for case, (kind, *shapes) in ENGINE_CASES.items():
+        values = [answers.Value(inputs[f"Value.{case}.in{i}"]) for i in range(len(shapes))]
+        out = _engine_op(kind, values)
+        record(f"{case}.out", out.data)
+        for i, v in enumerate(values):
+            v.grad = inputs[f"Value.{case}.start{i}"].copy()
+        out.grad = inputs[f"Value.{case}.grad"].copy()  # a gradient that is not all ones
+        out._backward()
+        for i, v in enumerate(values):
+            record(f"{case}.grad{i}", v.grad)
+    x, y, w1, b1, w2, b2 = (answers.Value(inputs[f"Value.mlp.{key}"]) for key in ("x", "y", "w1", "b1", "w2", "b2"))
+    d = (x @ w1 + b1).relu() @ w2 + b2 - y
+    loss = (d * d).sum()
+    _sweep(loss)
+    record("mlp.loss", loss.data)
+    for key, v in zip(("x", "y", "w1", "b1", "w2", "b2"), (x, y, w1, b1, w2, b2)):
+        record(f"mlp.grad_{key}", v.grad)
+
+
+def graph_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Two stand-in graphs: for each node after the leaves, its parents (earlier nodes, repeats allowed) and
+    the weight of each edge."""
+    inputs = {}
+    for g, size in (("a", int(rng.integers(8, 14))), ("b", int(rng.integers(30, 60)))):
+        parents = np.full((size, 3), -1)
+        weights = np.zeros((size, 3))
+        for node in range(3, size):
+            k = int(rng.integers(1, 4))
+            parents[node, :k] = rng.integers(max(0, node - 6), node, size=k)
+            weights[node, :k] = rng.uniform(0.5, 1.5, size=k)
+        inputs[f"backward.{g}.parents"], inputs[f"backward.{g}.weights"] = parents, weights
+    return inputs
+
+
+class _Node:
+    """A stand-in node: its output is the weighted sum of its parents', so its _backward adds weight * grad into
+    each parent; it counts its calls."""
+
+    def __init__(self, parents, weights):
+        self.parents, self.weights = tuple(parents), tuple(weights)
+        self.data, self.grad, self.calls = np.zeros(()), np.zeros(()), 0
+        self._backward = self._push
+
+    def _push(self):
+        self.calls += 1
+        for parent, weight in zip(self.parents, self.weights):
+            parent.grad = parent.grad + weight * self.grad
+
+
+def run_backward(answers, inputs, record):
+    """backward(root) on each stand-in graph: every node's grad, and how often each reachable node ran."""
+    for g in ("a", "b"):
+        nodes = []
+        for row, weights in zip(inputs[f"backward.{g}.parents"], inputs[f"backward.{g}.weights"]):
+            chosen = [(nodes[int(p)], float(w)) for p, w in zip(row, weights) if p >= 0]
+            nodes.append(_Node([n for n, _ in chosen], [w for _, w in chosen]))
+        answers.backward(nodes[-1])
+        record(f"{g}.grads", np.array([float(n.grad) for n in nodes]))
+        record(f"{g}.calls", np.array([n.calls for n in nodes]))
+
+
 PROBE = Probe(
     assignment="03_custom_functions",
     reference="helpers.reference.custom_functions",
@@ -309,8 +490,9 @@ PROBE = Probe(
         "ReLU": function_runner("ReLU", "input x"),
         "relu": wrapper_runner("relu"),
         "Linear": Exercise(run_Linear, tolerance=TOLERANCE, judge=linear_judge),
-        "linear": Exercise(run_linear, tolerance=TOLERANCE, judge=saved_judge("linear", "", "x, w, b")),
         "LogSoftmax": Exercise(run_LogSoftmax, tolerance=LOG_SOFTMAX_TOLERANCE, judge=log_softmax_judge),
-        "log_softmax": wrapper_runner("log_softmax"),
+        "LayerNorm": Exercise(run_LayerNorm, tolerance=LAYERNORM_TOLERANCE, judge=layernorm_judge),
+        "Value": Exercise(run_Value, tolerance=ENGINE_TOLERANCE),
+        "backward": Exercise(run_backward, tolerance=ENGINE_TOLERANCE),
     },
 )

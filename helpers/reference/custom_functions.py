@@ -5,11 +5,15 @@ Each Function is one node in the autograd graph: `forward` computes the output a
 (`grad_y`) into the gradient with respect to the input (a vector-Jacobian product; the
 Jacobian of an elementwise function is diagonal, so it is an elementwise product). `Linear` has
 several inputs and a backward that mixes elements (matrix products, a sum over the batch), and
-computes only the gradients that `ctx.needs_input_grad` asks for.
+computes only the gradients that `ctx.needs_input_grad` asks for. `LayerNorm` is a Function whose
+backward mixes every entry of a row (the paths through the row's mean and variance). `Value` and
+`backward` are a tiny reverse-mode engine on NumPy arrays: each op's vector-Jacobian product, added
+into its parents' gradients, run in reverse topological order.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 
@@ -106,3 +110,145 @@ class LogSoftmax(torch.autograd.Function):
 def log_softmax(x: torch.Tensor) -> torch.Tensor:
     """log(softmax(x)) over the last dimension through the custom Function: one `LogSoftmaxBackward` node."""
     return LogSoftmax.apply(x)
+
+
+class LayerNorm(torch.autograd.Function):
+    """Layer normalization over the last dimension, y = gamma * (x - mean) / sqrt(var + eps) + beta, with the
+    biased variance (divided by D); saves x_hat and 1 / sqrt(var + eps) (and gamma) for backward."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+        """x: (..., D), gamma and beta: (D,), eps a float; returns y: (..., D)."""
+        mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
+        centered = x - mean
+        var = (centered * centered).mean(dim=-1, keepdim=True)  # biased: divided by D
+        rstd = 1.0 / torch.sqrt(var + eps)  # (..., 1)
+        x_hat = centered * rstd  # (..., D)
+        ctx.save_for_backward(x_hat, rstd, gamma)
+        return gamma * x_hat + beta
+
+    @staticmethod
+    def backward(ctx, grad_y: torch.Tensor):
+        """grad_y: (..., D); returns (dL/dx (..., D), dL/dgamma (D,), dL/dbeta (D,), None for eps).
+
+        With g = gamma * grad_y, per row: dL/dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat));
+        the two means are the paths through the row's mean and through its variance."""
+        x_hat, rstd, gamma = ctx.saved_tensors
+        leading = tuple(range(grad_y.dim() - 1))  # gamma and beta are shared by every row
+        grad_gamma = (grad_y * x_hat).sum(dim=leading)
+        grad_beta = grad_y.sum(dim=leading)
+        g = grad_y * gamma
+        grad_x = rstd * (g - g.mean(dim=-1, keepdim=True) - x_hat * (g * x_hat).mean(dim=-1, keepdim=True))
+        return grad_x, grad_gamma, grad_beta, None
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The gradient of a broadcast result summed back to `shape`, the shape of the input that NumPy broadcast:
+    over the leading dimensions broadcasting added, and over every dimension of size 1 that it stretched."""
+    grad = np.asarray(grad)
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and grad.shape[axis] != 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad
+
+
+class Value:
+    """A node of a tiny reverse-mode engine (micrograd's idea, on NumPy arrays): `data` (float64 array),
+    `grad` (same shape, zeros at first), `parents` (the Values it was computed from) and `_backward`, which
+    ADDS the vector-Jacobian product of this node's grad into each parent's grad."""
+
+    def __init__(self, data, parents=()):
+        self.data = np.asarray(data, dtype=np.float64)
+        self.grad = np.zeros_like(self.data)
+        self.parents = tuple(parents)
+        self._backward = lambda: None
+
+    unbroadcast = staticmethod(unbroadcast)
+
+    def __add__(self, other):
+        """self + other, with NumPy broadcasting."""
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data + other.data, (self, other))
+
+        def _backward():
+            self.grad += unbroadcast(out.grad, self.data.shape)
+            other.grad += unbroadcast(out.grad, other.data.shape)
+
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):
+        """self * other, elementwise, with NumPy broadcasting."""
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data * other.data, (self, other))
+
+        def _backward():
+            self.grad += unbroadcast(out.grad * other.data, self.data.shape)
+            other.grad += unbroadcast(out.grad * self.data, other.data.shape)
+
+        out._backward = _backward
+        return out
+
+    def __matmul__(self, other):
+        """self @ other, both 2-D: (N, K) @ (K, M) -> (N, M)."""
+        out = Value(self.data @ other.data, (self, other))
+
+        def _backward():
+            self.grad += out.grad @ other.data.T  # (N, M) @ (M, K)
+            other.grad += self.data.T @ out.grad  # (K, N) @ (N, M)
+
+        out._backward = _backward
+        return out
+
+    def relu(self):
+        """max(self, 0), elementwise."""
+        out = Value(np.maximum(self.data, 0.0), (self,))
+
+        def _backward():
+            self.grad += out.grad * (self.data > 0)
+
+        out._backward = _backward
+        return out
+
+    def sum(self):
+        """The sum of every entry: a 0-d Value."""
+        out = Value(self.data.sum(), (self,))
+
+        def _backward():
+            self.grad += np.broadcast_to(out.grad, self.data.shape)
+
+        out._backward = _backward
+        return out
+
+    def __neg__(self):
+        return self * -1.0
+
+    def __sub__(self, other):
+        return self + (-other if isinstance(other, Value) else Value(-np.asarray(other, dtype=np.float64)))
+
+    def __radd__(self, other):
+        return self + other
+
+    def __rmul__(self, other):
+        return self * other
+
+
+def backward(root) -> None:
+    """Reverse-mode sweep from `root`: root.grad = ones, then every node's _backward once, each after all the
+    nodes that use it (reverse topological order: a depth-first post-order visits each node once)."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:  # iterative post-order: a deep graph does not hit Python's recursion limit
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        stack.extend((parent, False) for parent in node.parents if id(parent) not in seen)
+    root.grad = np.ones_like(root.data)
+    for node in reversed(order):
+        node._backward()

@@ -1,6 +1,6 @@
 """pairwise_sq_distances from |a|^2 + |b|^2 - a b^T: the cross term lost its factor 2."""
 # replaces: pairwise_sq_distances
-# caught by: test_pairwise_sq_distances, test_pairwise_sq_distances_hidden
+# caught by: test_pairwise_sq_distances
 
 
 def pairwise_sq_distances(a, b):

@@ -1,6 +1,6 @@
 """to_numpy forgets .cpu(): fine on the CPU, a TypeError for any tensor on a GPU."""
 # replaces: to_numpy
-# caught by: test_to_numpy_hidden
+# caught by: test_to_numpy
 
 
 def to_numpy(t):

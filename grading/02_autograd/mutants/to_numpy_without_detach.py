@@ -1,6 +1,6 @@
 """to_numpy calls .numpy() without .detach(): RuntimeError on any tensor that requires grad."""
 # replaces: to_numpy
-# caught by: test_to_numpy, test_to_numpy_hidden
+# caught by: test_to_numpy
 
 
 def to_numpy(t):

@@ -1,6 +1,6 @@
 """Linear's backward computes every gradient, ignoring ctx.needs_input_grad (None only for a missing b)."""
 # replaces: Linear
-# caught by: test_Linear_hidden
+# caught by: test_Linear, test_Linear_hidden
 class Linear(torch.autograd.Function):
     """y = x @ w.T + b, a linear layer; backward computes only the gradients ctx.needs_input_grad asks for."""
 
