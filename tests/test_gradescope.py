@@ -254,18 +254,6 @@ except OSError:
 """
 
 
-@pytest.mark.slow
-def test_run_autograder_writes_results_json_itself_whatever_a_kernel_planted(autograder_zip, tmp_path):
-    """A cell writes results.json (100 points) and makes results.json.partial a folder: the
-    results Gradescope reads are the grader's (the release scores 0), written after the kernels."""
-    nb = read_notebook(COURSE.release_notebook(ASSIGNMENT))
-    nb.cells.insert(1, nbformat.v4.new_code_cell(PLANT_RESULTS.format(root=str(tmp_path / "autograder"))))
-    submission = tmp_path / "planting.ipynb"
-    nbformat.write(nb, submission)
-    results = _run_autograder(autograder_zip, tmp_path, submission, f"{ASSIGNMENT}.ipynb")
-    assert results["score"] == 0 and results["output"] != "planted"
-
-
 def test_write_results_replaces_a_planted_file_and_a_folder_in_its_way(tmp_path):
     from autograder.gradescope.results import write_results
 
@@ -293,10 +281,15 @@ def test_a_grader_fault_still_writes_a_valid_results_json_that_says_why(tmp_path
 
 
 @pytest.mark.slow
-def test_run_autograder_gives_the_release_zero(autograder_zip, tmp_path):
-    results = _run_autograder(autograder_zip, tmp_path, COURSE.release_notebook(ASSIGNMENT),
-                              f"{ASSIGNMENT}.ipynb")
-    assert results["score"] == 0
+def test_run_autograder_gives_the_release_zero_whatever_a_kernel_planted(autograder_zip, tmp_path):
+    """The untouched release, plus a cell that writes results.json (100 points) and makes
+    results.json.partial a folder: the results Gradescope reads are the grader's, the release's 0."""
+    nb = read_notebook(COURSE.release_notebook(ASSIGNMENT))
+    nb.cells.insert(1, nbformat.v4.new_code_cell(PLANT_RESULTS.format(root=str(tmp_path / "autograder"))))
+    submission = tmp_path / "planting.ipynb"
+    nbformat.write(nb, submission)
+    results = _run_autograder(autograder_zip, tmp_path, submission, f"{ASSIGNMENT}.ipynb")
+    assert results["score"] == 0 and results["output"] != "planted"
     scored = [t for t in results["tests"] if "max_score" in t]
     assert len(scored) == len(notebooks.test_points(SOURCE_NB))
     assert all(t["score"] == 0 and t["output"] for t in scored)

@@ -119,7 +119,8 @@ daemon = ("import os, subprocess\\n"
 subprocess.Popen([sys.executable, "-c", daemon]).wait()
 time.sleep(0.5)
 # Three children holding 900 MB each at once: the memory cap is the kernel's, not each process's.
-hold = "import numpy, time; a = numpy.ones((900 << 20) // 8); time.sleep(3)"
+hold = ("open('/proc/self/oom_score_adj', 'w').write('1000')\\n"  # the OOM killer takes a child, not the kernel
+        "import numpy, time; a = numpy.ones((900 << 20) // 8); time.sleep(3)")
 children = [subprocess.Popen([sys.executable, "-c", hold]) for _ in range(3)]
 report("allocated", sum(child.wait() == 0 for child in children))
 # Disk: 96 MiB into the job folder and into /tmp (caps: 64M each).
@@ -139,17 +140,13 @@ def fill(path):
             pass
 report("fill-job", fill("filler.bin"))
 report("fill-tmp", fill("/tmp/filler.bin"))
-# Processes: the cap counts the kernel's processes as a whole.
-started = []
-try:
-    for _ in range(100):
-        started.append(subprocess.Popen(["sleep", "30"]))
-except OSError:
-    pass
-report("processes", len(started))
-for process in started:
-    process.kill()
-    process.wait()
+# Processes: the cap counts the kernel's processes as a whole (a child spawns them: the kernel
+# itself keeps the threads it needs).
+spawner = ("import subprocess\\nstarted = []\\ntry:\\n    for _ in range(100):\\n"
+           "        started.append(subprocess.Popen(['sleep', '30']))\\nexcept OSError:\\n    pass\\n"
+           "print(len(started))\\nfor p in started:\\n    p.kill()\\n    p.wait()\\n")
+done = subprocess.run([sys.executable, "-c", spawner], capture_output=True, text=True)
+report("processes", done.stdout.strip() or "0")
 '''
 
 
