@@ -344,18 +344,6 @@ def _hand_over(command: list[str], options: Options) -> None:
             pass
 
 
-def _exit_like(code: int) -> int:
-    """A kernel killed by a signal: die the same way, for whoever watches this process."""
-    if code < 0:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a SIGSEGV here must not dump core
-        try:
-            signal.signal(-code, signal.SIG_DFL)
-        except (OSError, ValueError):  # SIGKILL and SIGSTOP keep their default anyway
-            pass
-        os.kill(os.getpid(), -code)
-    return code
-
-
 def launch(path: str, command: list[str], options: Options | None = None) -> int:
     """Ask the server at `path` for a kernel running `command` (`path` "-": no server); relay
     signals; return its exit code. Options: see the module's docstring."""
@@ -375,7 +363,7 @@ def launch(path: str, command: list[str], options: Options | None = None) -> int
             os.close(outbox)
         if group is not None:
             group.close()
-    return _exit_like(code)
+    return sandbox.exit_like(code)
 
 
 def _warm(path: str, command: list[str], options: Options, group, outbox: int | None) -> int | None:

@@ -44,7 +44,7 @@ import resource
 import signal
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -54,7 +54,6 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 0x400, 0x800, 0x200000, 0x1000000
 _SAFE = MS_NOSUID | MS_NODEV
-_EMPTY = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
 _MOUNT_SETATTR, _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 0x1
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_CAPBSET_DROP = 1, 4, 24
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
@@ -424,15 +423,20 @@ def _supervise(child: int) -> NoReturn:
             continue
         except ChildProcessError:
             os._exit(1)
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0:  # killed by a signal: die the same way, for whoever watches this process
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os._exit(exit_like(os.waitstatus_to_exitcode(status)) & 0xFF)
+
+
+def exit_like(code: int) -> int:
+    """A child's exit code, or, for a child killed by a signal, die the same way (for whoever
+    watches this process); returns `code` when it was a plain exit."""
+    if code < 0:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a SIGSEGV here must not dump core
         try:
             signal.signal(-code, signal.SIG_DFL)
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # SIGKILL and SIGSTOP keep their default anyway
             pass
         os.kill(os.getpid(), -code)
-    os._exit(code & 0xFF)
+    return code
 
 
 # -- what this system gives ---------------------------------------------------------------------------
@@ -509,8 +513,3 @@ def sandboxed() -> bool:
     """Whether kernels get a sandbox here at all (the hiding of files works)."""
     return not any(line.startswith("kernels are not sandboxed") or "can read what" in line
                    for line in problems())
-
-
-def targets(paths: Iterable[str]) -> list[str]:
-    """Existing real paths, outermost first (for reports)."""
-    return sorted({os.path.realpath(p) for p in paths if os.path.lexists(p)}, key=len)
