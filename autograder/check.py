@@ -302,6 +302,11 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
             failures.append(f"gate 'solution': the source notebook scored {solution.score:g}/"
                             f"{info.max_score:g}; lost points on "
                             + "; ".join(_cells(solution, lost=True)))
+        if solution.stderr_cells:
+            failures.append(f"gate 'validate': nbgrader's validator (a student's Validate button) and "
+                            f"a plain `nbgrader autograde` fail the source notebook's "
+                            f"{', '.join(solution.stderr_cells)}: a right answer's test cell wrote to "
+                            "stderr (a warning, a progress bar); silence it at its source")
     release = by_label.get("release")
     stale = any(p.startswith("gate 'release sync'") for p in extra_problems)
     if release is not None:

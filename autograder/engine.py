@@ -19,6 +19,7 @@ and scores it; GenerateFeedback writes the HTML when asked.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import secrets
@@ -164,6 +165,9 @@ class GradeResult:
     log: str = ""  # nbgrader's log, when it failed
     verification: dict[str, str] = field(default_factory=dict)  # exercise -> "passed" or why not
     failure: str = Failure.NONE  # why status is "error" (a Failure value)
+    # Test cells that nbgrader's own rule (its validator, a plain autograde) fails for what they wrote
+    # to stderr; grading ignores that output (autograder/quiet_stderr.py), `check` does not.
+    stderr_cells: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -245,6 +249,8 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
         write_notebook(nb, course / "submitted" / student / assignment / f"{assignment}.ipynb")
         config = load_config(course, db_path=gradebook, timeout=job.timeout, kernel_server=job.kernel_server,
                              restore_missing_cells=job.restore_missing_cells, hide=job.hide)
+        stderr_record = Path(private) / "stderr.json"  # out of every kernel's sight, as the gradebook
+        config.QuietStderr.record = str(stderr_record)
         coursedir = CourseDirectory(config=config, log=logger)
         coursedir.assignment_id, coursedir.student_id = assignment, student
         try:
@@ -257,6 +263,8 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
         unscored = _read_scores(config, assignment, student, autograded, result)
         executed = read_notebook(autograded)
         result.warnings += kernel_deaths(executed) + budget_overruns(executed)
+        if stderr_record.is_file():
+            result.stderr_cells = json.loads(stderr_record.read_text())
         if unscored and job.restore_missing_cells:
             result.failure = Failure.UNSCORED
             result.reason = "no automatic score for " + ", ".join(unscored)

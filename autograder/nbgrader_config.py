@@ -27,7 +27,6 @@ from nbgrader.preprocessors import (
     CheckCellMetadata,
     ClearOutput,
     GetGrades,
-    IgnorePattern,
     LimitOutput,
     OverwriteCells,
     OverwriteKernelspec,
@@ -38,6 +37,7 @@ from autograder.drop_duplicate_cells import DropDuplicateCells
 from autograder.execute import GradingExecute
 from autograder.hide_hidden_tests import HideHiddenTests
 from autograder.neutralize_markers import NeutralizeMarkers
+from autograder.quiet_stderr import QuietStderr
 from autograder.restore_missing_cells import RestoreMissingCells
 
 c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
@@ -74,8 +74,10 @@ c.Autograde.sanitize_preprocessors = [ClearOutput, DropDuplicateCells, Overwrite
                                       RestoreMissingCells, OverwriteCells, NeutralizeMarkers,
                                       CheckCellMetadata]
 # Grading: GradingExecute instead of Execute (a dead kernel keeps the points before it; memory,
-# CPU and time limits; warm, sandboxed kernels when autograder/config.py says where).
-c.Autograde.autograde_preprocessors = [GradingExecute, IgnorePattern, ClearMetadataPreprocessor,
+# CPU and time limits; warm, sandboxed kernels when autograder/config.py says where); QuietStderr
+# instead of IgnorePattern (the same drop, after noting the test cells nbgrader's own rule fails for
+# their stderr: `check` holds the source notebook to that rule).
+c.Autograde.autograde_preprocessors = [GradingExecute, QuietStderr, ClearMetadataPreprocessor,
                                        LimitOutput, SaveAutoGrades, AssignLatePenalties,
                                        CheckCellMetadata]
 # nbgrader's default is 30 s per cell; our notebooks budget 60 s in all on a 2-core CPU, so one cell
@@ -131,7 +133,8 @@ c.GradingExecute.notebook_budget = int(os.environ.get("AUTOGRADER_NOTEBOOK_BUDGE
 # Test cells fail by raising (helpers.checks raises CheckFailed). Output on stderr (a UserWarning
 # from torch, a DeprecationWarning, a tqdm progress bar, logging) says nothing about the answer, but
 # nbgrader zeroes any grade cell that wrote to stderr. IgnorePattern drops those stream outputs
-# before grading; the pattern matches any stderr text.
+# before grading; the pattern matches any stderr text. (QuietStderr is an IgnorePattern: this
+# configures it.)
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"[\s\S]"
 # Keep the feedback readable and the autograded notebooks small: a runaway print loop or a

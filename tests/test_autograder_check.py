@@ -37,8 +37,6 @@ def test_a_sound_assignment_passes_every_gate(fixture_course, capsys):
         "mutants_caught": 4, "mutants_total": 4}
     assert report["seconds"] > 0 and report["failures"] == []
     assert report["sandbox"] == sandbox.problems() + [p for p in [cgroups.problem()] if p]
-    # A warning on stderr in a hidden test did not cost the solution its points (IgnorePattern).
-    assert report["solution_score"] == report["max_score"]
 
 
 @pytest.mark.slow
@@ -58,6 +56,13 @@ def test_each_gate_fails_loudly_naming_assignment_gate_and_culprit(fixture_cours
     next(c for c in nb.cells if grade_id(c) == "scale").source = (
         "def scale(x, factor):\n    return x * factor")
     nbformat.write(nb, path)
+    # A right answer whose hidden test warns: grading ignores stderr, nbgrader's validator does not.
+    path = fixture_course.source_notebook("00_fixture")
+    nb = nbformat.read(path, as_version=4)
+    hidden = next(c for c in nb.cells if grade_id(c) == "test_mean_square_hidden")
+    hidden.source = hidden.source.replace("### BEGIN HIDDEN TESTS\n", "### BEGIN HIDDEN TESTS\n"
+                                          "import warnings\n\nwarnings.warn('deprecated', FutureWarning)\n")
+    nbformat.write(nb, path)
 
     assert main(["check", "--root", str(fixture_course.root), "--jobs", "2"]) == 1
     out = capsys.readouterr().out
@@ -69,9 +74,12 @@ def test_each_gate_fails_loudly_naming_assignment_gate_and_culprit(fixture_cours
     assert "gate 'release': the untouched release notebook scored 3" in failures
     assert "test_scale 1/1" in failures and "test_scale_hidden 2/2" in failures
     assert "gate 'release sync': release/00_fixture/ differs from a fresh generation" in failures
+    assert ("gate 'validate': nbgrader's validator (a student's Validate button) and a plain `nbgrader "
+            "autograde` fail the source notebook's test_mean_square_hidden") in failures
     assert "gate 'no leaks': release/00_fixture/00_fixture.ipynb holds 1" in failures
     report = json.loads((fixture_course.build_dir / "course-report.json").read_text())
     assert report[0]["mutants_caught"] == 4 and report[0]["mutants_total"] == 6
+    assert report[0]["solution_score"] == 6  # what the hidden test wrote to stderr cost no point
 
 
 @pytest.mark.slow

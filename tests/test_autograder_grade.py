@@ -58,7 +58,10 @@ def batch(released_course, tmp_path_factory):
     put("frank", with_code(student, scale="import os\n\nos._exit(1)"))
     put("grace", with_code(student, scale=SCALE, mean_square="while True:\n    pass"))
     put("heidi", student, name="homework.ipynb", folder="hw1")
-    put("ivan", source, name="00_fixture (1).ipynb", folder=None)
+    # Right, but noisy: every call writes to stderr, inside the test cells too (nbgrader alone zeroes them).
+    put("ivan", with_code(source, scale="import sys\n\ndef scale(x, factor):\n"
+                                        "    print('scale: a note on stderr', file=sys.stderr)\n"
+                                        "    return x * factor"), name="00_fixture (1).ipynb", folder=None)
     out = tmp_path_factory.mktemp("grades")
     run = subprocess.run(
         [sys.executable, "-m", "autograder", "grade", str(root), "--root", str(released_course.root),
@@ -88,7 +91,7 @@ def test_a_correct_submission_gets_full_marks_and_feedback_without_hidden_tests(
         "status": "graded", "reason": "", "warnings": "", "submitted_at": ""}
     html = (out / "feedback" / "alice" / "00_fixture" / "00_fixture.html").read_text()
     assert "Hidden: scale keeps the sign" in html  # the test's docstring stays
-    for secret in ("x_hidden", "warns on purpose", "BEGIN HIDDEN TESTS", "-0.5 * x"):
+    for secret in ("x_hidden", "BEGIN HIDDEN TESTS", "-0.5 * x"):
         assert secret not in html
     assert (out / "autograded" / "alice" / "00_fixture" / "00_fixture.ipynb").is_file()
 
@@ -123,7 +126,7 @@ def test_a_renamed_notebook_is_graded_as_its_assignment_with_a_warning(batch):
     assert (row["score"], row["status"]) == ("3", "graded")  # scale right, mean_square untouched
     assert "Copy of 00_fixture.ipynb" in row["warnings"]
     assert "Copy of 00_fixture.ipynb" in output
-    loose = rows["ivan", "00_fixture"]
+    loose = rows["ivan", "00_fixture"]  # and what its answer wrote to stderr cost nothing
     assert (loose["score"], loose["status"]) == ("6", "graded")
     assert "outside an 00_fixture/ folder" in loose["warnings"]
 

@@ -30,6 +30,7 @@ from autograder.config import load_config
 from autograder.drop_duplicate_cells import DropDuplicateCells
 from autograder.execute import GradingExecute
 from autograder.neutralize_markers import NeutralizeMarkers
+from autograder.quiet_stderr import QuietStderr
 from autograder.restore_missing_cells import RestoreMissingCells
 
 
@@ -53,7 +54,8 @@ def test_our_pipelines_are_nbgraders_defaults_with_our_steps_in_place():
     assert config.Autograde.sanitize_preprocessors == [
         ClearOutput, DropDuplicateCells, OverwriteKernelspec, RestoreMissingCells, OverwriteCells,
         NeutralizeMarkers, CheckCellMetadata]
-    assert config.Autograde.autograde_preprocessors == [GradingExecute, *autograde[1:]]
+    assert config.Autograde.autograde_preprocessors == [GradingExecute, QuietStderr, *autograde[2:]]
+    assert issubclass(QuietStderr, IgnorePattern)  # nbgrader's step, configured as nbgrader's
 
 
 def test_the_traits_we_configure_exist():

@@ -57,6 +57,13 @@ def test_solution_scores_full_marks(reports, assignment):
 
 
 @pytest.mark.parametrize("assignment", PER_ASSIGNMENT)
+def test_nbgraders_validator_would_pass_the_source_notebook(reports, assignment):
+    """No test cell of the solution writes to stderr (nbgrader's rule; see tests/test_nbgrader_validate.py)."""
+    assert not [f for f in reports[assignment].failures if f.startswith("gate 'validate'")], failures(
+        reports[assignment], "validate")
+
+
+@pytest.mark.parametrize("assignment", PER_ASSIGNMENT)
 def test_untouched_release_scores_zero(reports, assignment):
     report = reports[assignment]
     assert report.release_score == 0, failures(report, "release")

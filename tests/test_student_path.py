@@ -4,7 +4,8 @@ The environment is a fresh venv holding the student wheel (helpers without the a
 the third-party packages a Colab runtime already has: no nbgrader, no repository on the path. Each release notebook is copied alone into an
 empty folder and run with nbclient twice: untouched, every visible test fails with a message
 that teaches (not a NameError or an import error); with the solutions filled in from `source/`,
-every cell runs and every visible test passes.
+every cell runs and every visible test passes, writing nothing to stderr (what nbgrader's
+validator, the student's Validate button, would fail).
 """
 
 from __future__ import annotations
@@ -161,10 +162,13 @@ def test_release_with_solutions_filled_in_passes_every_visible_test(path, studen
             # a value answered as a question can only be checked for its form: "answer recorded"
             assert "\u2714" in _text(cell) or "answer recorded (form OK)" in _text(cell), \
                 f"{_grade_id(cell)} printed no success line"
+            # nbgrader's rule: a test cell that writes to stderr fails the student's Validate button.
+            assert not _text(cell, "stderr"), f"{_grade_id(cell)} writes to stderr: {_text(cell, 'stderr')[:500]}"
     summary = _text([c for c in nb.cells if c.cell_type == "code"][-1])
     assert "Visible checks passed" in summary, "the last cell should sum up the visible checks"
     assert "not yet" not in summary, f"the summary still lists unsolved exercises:\n{summary}"
 
 
-def _text(cell) -> str:
-    return "".join(o.get("text", "") for o in cell.get("outputs", []))
+def _text(cell, stream: str | None = None) -> str:
+    """What `cell` printed (on `stream` alone when given)."""
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if stream in (None, o.get("name")))
