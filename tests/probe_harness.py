@@ -91,8 +91,25 @@ def exercises_of_mutant(name: str, replaces: str) -> set[str]:
 def may_fail_with(name: str, replaces: str) -> set[str]:
     """The exercises of solution cell `replaces`, and those whose solutions call them, directly or not
     (01's train_numpy_mlp calls the student's mlp_backward): what a mistake there may fail."""
-    uses = {kind[9:]: scan.used_names(text) for kind, text in assignment(name).cells if kind.startswith("solution:")}
-    reached = exercises_of_mutant(name, replaces)
+    return _closure(name, exercises_of_mutant(name, replaces))
+
+
+def may_fail_with_code(name: str, code: str) -> set[str]:
+    """What a cell of `code` run over the solutions may fail: the exercises it defines again, those
+    whose solution cells use a name it defines, and those whose solutions call them."""
+    defined = scan.defined_names(code)
+    uses = _uses(name)
+    solutions = assignment(name).solutions
+    return _closure(name, {e for exercises in solutions.values() for e in exercises if e in defined}
+                    | {e for gid, used in uses.items() if used & defined for e in solutions.get(gid, ())})
+
+
+def _uses(name: str) -> dict[str, set[str]]:
+    return {kind[9:]: scan.used_names(text) for kind, text in assignment(name).cells if kind.startswith("solution:")}
+
+
+def _closure(name: str, reached: set[str]) -> set[str]:
+    uses = _uses(name)
     while True:
         more = {e for gid, used in uses.items() if used & reached for e in assignment(name).solutions.get(gid, ())}
         if more <= reached:
