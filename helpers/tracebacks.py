@@ -48,10 +48,11 @@ HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("Expected more than 1 value per channel when training",),
      "batch norm in training mode needs more than one sample per batch: put the model in eval mode "
      "(model.eval()) to predict, and back in train mode (model.train()) to train."),
-    (("shapes cannot be multiplied", "size mismatch", "mat1 and mat2 must have the same", "Expected size for first two"),
+    (("shapes cannot be multiplied", "size mismatch", "mat1 and mat2 must have the same", "Expected size for first two",
+      "mismatch in its core dimension"),  # the last: NumPy's matmul
      "a matrix product (A @ B, a Linear layer) needs A's last dimension to equal B's first: print "
      "both shapes; the usual fix is a transpose (.T), the order of the operands, or in_features."),
-    (("must match the size of tensor",),
+    (("must match the size of tensor", "could not be broadcast together"),
      "elementwise operations need shapes that broadcast (equal, or 1, from the right): print both "
      "shapes; a missing [:, None], a reduction without keepdim=True, or a transpose."),
     (("same dtype", "expected scalar type", "Found dtype", "expected both vectors to have same dtype",

@@ -248,6 +248,9 @@ def test_a_torch_error_in_the_students_code_shows_their_line_the_message_and_the
     ("a leaf Variable that requires grad is being used in an in-place operation.", "torch.no_grad()"),
     ("element 0 of tensors does not require grad and does not have a grad_fn", "replaced by new tensors"),
     ("The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1", "broadcast"),
+    ("operands could not be broadcast together with shapes (5,3) (4,) ", "broadcast"),  # NumPy (01)
+    ("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) "
+     "(size 4 is different from 3)", "transpose"),
 ])
 def test_the_course_hint_of_a_message_raised_where_no_kernel_test_reaches(message, phrase):
     from helpers.tracebacks import course_hint
