@@ -40,7 +40,10 @@ only inside functions that run on the trusted side (kernels cannot read it).
 
 Inputs whose name starts with `private.` (PRIVATE) stay on the trusted side: `expected` and the
 judges get them, the kernel's inputs file never holds them (`kernel_inputs`). Held-out labels go
-there: the kernel needs the points to predict on, never their answers.
+there: the kernel needs the points to predict on, never their answers. Data the kernel must use but
+never hold whole (06's training batches, under a budget) is served: `Probe(serve=inputs -> feed)`,
+and the probe's code in the kernel calls `kernel.ask(prompt)` (input()), which the grader's
+executor answers with `feed(prompt)` here, counting what it hands out.
 """
 
 from __future__ import annotations
