@@ -293,9 +293,10 @@ def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, co
         "autograde_preprocessors"].default()
     executor = next(step for step in pipeline if isinstance(step, type) and issubclass(step, Execute))
 
-    def execute(notebook: NotebookNode, folder: Path, outbox: Path) -> None:
-        executor(config=config, log=logger, outbox=str(outbox)).preprocess(
-            notebook, {"metadata": {"path": str(folder)}})
+    def execute(notebook: NotebookNode, folder: Path, outbox: Path, feed=None) -> None:
+        running = executor(config=config, log=logger, outbox=str(outbox))
+        running.feed = feed  # the probe's answers to the kernel's input() (06's training batches)
+        running.preprocess(notebook, {"metadata": {"path": str(folder)}})
 
     key = job.verify_key or secrets.token_hex(16)
     verification = trusted.verify(job.assignment, job.student_id, nb, source_nb, course / "verify",

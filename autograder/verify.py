@@ -159,7 +159,9 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
 
     execute(nb, folder, outbox): runs a notebook in a fresh kernel with cwd `folder` (the engine
     passes nbgrader's Execute, configured like the one that ran the tests), the kernel holding
-    `outbox` open for writing as sandbox.OUTBOX_FD; it must not raise for errors in cells. When the kernel dies it marks the cell (GradingExecute) or raises; a death in the
+    `outbox` open for writing as sandbox.OUTBOX_FD; it must not raise for errors in cells. For a
+    probe that serves data (`Probe.serve`), it gets `feed=`: the function that answers the kernel's
+    input() requests (06's training batches, counted on this side). When the kernel dies it marks the cell (GradingExecute) or raises; a death in the
     student's code runs the cells before it again, alone (see the module's docstring).
     """
     probe = probe_for(assignment, root)
@@ -177,10 +179,10 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
     np.savez(in_path, **kernel_inputs(inputs))  # private inputs stay here
     expected = probe.expected(inputs)  # first: what may come back is bounded by it
     outputs, died = _run(probe, source_nb, [text for _, text in cells], in_path, folder, execute,
-                         expected)
+                         expected, inputs)
     if died is not None:  # the student's code killed the kernel: run what came before it, alone
         outputs, _ = _run(probe, source_nb, [text for _, text in cells[:died]], in_path, folder,
-                          execute, expected, attempt=1)
+                          execute, expected, inputs, attempt=1)
     verdicts = judge(probe, inputs, outputs, expected)
     if died is not None:
         for exercise, why in crash_failures(cells, died, solutions).items():
@@ -193,7 +195,7 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
 
 
 def _run(module, source_nb: NotebookNode, student: list[str], in_path: Path, folder: Path,
-         execute, expected: dict, attempt: int = 0) -> tuple[dict[str, np.ndarray], int | None]:
+         execute, expected: dict, inputs: dict, attempt: int = 0) -> tuple[dict[str, np.ndarray], int | None]:
     """Run `student`'s cells, then the probes, in one fresh kernel.
 
     Returns (the outputs the probes saved, the index in `student` of the cell that killed the
@@ -205,8 +207,9 @@ def _run(module, source_nb: NotebookNode, student: list[str], in_path: Path, fol
     nb.metadata = copy.deepcopy(source_nb.metadata)
     nb.cells = [nbformat.v4.new_code_cell(text) for text in student]
     nb.cells += [nbformat.v4.new_code_cell(text) for text in kernel_cells(module, in_path, OUTBOX_FD)]
+    feed = module.serve(inputs) if module.serve is not None else None  # data the kernel asks for, counted here
     try:
-        execute(nb, folder, out_path)
+        execute(nb, folder, out_path, **({"feed": feed} if feed is not None else {}))
         raised = False
     except Exception:  # an executor that lets a dead kernel through: the outputs saved so far count
         raised = True

@@ -29,14 +29,17 @@ GRAD_REL_TOL = 1e-6
 class CheckFailed(AssertionError):
     """A check did not hold; the message is written for the student.
 
-    In IPython (Jupyter, Colab) its traceback leaves out the frames of this module, which set
-    `__tracebackhide__` (pytest honours the same flag): the student sees the line of their cell
-    that failed, then the message.
+    In IPython (Jupyter, Colab) its traceback leaves out the frames of this module (which also set
+    `__tracebackhide__`, a flag pytest honours) and of PyTorch: the student sees the lines of their
+    cells, then the message (`helpers.tracebacks.render`). Raised while a test cell handled an error
+    of the student's code, it shows the student's line that raised that error, not PyTorch's frames.
     """
 
     def _render_traceback_(self) -> list[str]:
-        """IPython's hook for an exception's own traceback: the usual one, without hidden frames."""
-        return render_without_hidden_frames(self)
+        """IPython's hook for an exception's own traceback: the student's lines and the message."""
+        from helpers.tracebacks import render
+
+        return render(self)
 
 
 def without_hidden_frames(tb: TracebackType | None) -> TracebackType | None:

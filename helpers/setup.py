@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 import torch
 
+from helpers import tracebacks
 from helpers.device import describe_device, pick_device
 
 DEFAULT_SEED = 0
@@ -59,7 +60,8 @@ def make_deterministic() -> None:
 
 def setup(seed: int = DEFAULT_SEED, device: str | None = None, quiet: bool = False,
           deterministic: bool = False) -> torch.device:
-    """Seed everything, pick the device, turn on inline plots; returns the device.
+    """Seed everything, pick the device, turn on inline plots and, in IPython, tracebacks that show the
+    student's lines and the course's hint (`helpers.tracebacks`); returns the device.
 
     `deterministic=True` also calls `make_deterministic()` (see the module's docstring for what
     repeats with and without it).
@@ -69,6 +71,7 @@ def setup(seed: int = DEFAULT_SEED, device: str | None = None, quiet: bool = Fal
     seed_everything(seed)
     chosen = pick_device(device)
     _inline_plots()
+    tracebacks.install()  # in IPython: an error raised through PyTorch shows the student's lines and a hint
     if not quiet:
         print(describe_device(chosen))
     return chosen

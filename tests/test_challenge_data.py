@@ -2,7 +2,8 @@
 
 The thresholds (90, 93, 94.5 % on the mean of three spirals) must be out of reach for a linear model and
 within reach of the reference under the budget; the same seed must give the same score (one thread, seeded
-generators); the size budget counts what the forward pass reads, and the loader hides its data.
+generators); the size budget counts what the forward pass reads, and the training batches reach the kernel one
+at a time from the trusted side, which counts them.
 """
 
 from __future__ import annotations
@@ -112,17 +113,33 @@ def test_a_linear_model_stays_under_the_lowest_tier():
     assert accuracy < 0.6, accuracy
 
 
-def test_the_grader_loader_stops_past_the_batch_budget():
+def test_the_grader_loader_holds_no_data_and_the_trusted_feed_stops_past_the_batch_budget(monkeypatch):
+    """The kernel's loader asks the trusted side for each batch (Probe.serve); the training points are
+    private inputs, never written to the kernel's inputs file; past the budget the feed refuses."""
+    from autograder.probes import PRIVATE, kernel, kernel_inputs
+
     probe = probe_module()
-    data = TensorDataset(torch.zeros(100, 2), torch.zeros(100, dtype=torch.int64))
-    loader = probe.ChallengeLoader(DataLoader(data, batch_size=probe.CHALLENGE_BATCH_SIZE))
-    assert len(loader) == 2 and loader.batch_size == probe.CHALLENGE_BATCH_SIZE
-    assert not hasattr(loader, "loader") and not hasattr(loader, "dataset")  # no batch reaches training uncounted
-    for _ in range(probe.CHALLENGE_MAX_BATCHES // 2):
-        assert len(list(loader)) == 2
-    assert loader.drawn == probe.CHALLENGE_MAX_BATCHES
+    inputs = probe.challenge_inputs(np.random.default_rng(0)) | {"challenge.seed": np.asarray(7)}
+    assert not [key for key in kernel_inputs(inputs) if "train" in key]
+    x, y = inputs[PRIVATE + "challenge.1.x_train"], inputs[PRIVATE + "challenge.1.y_train"]
+    feed = probe.PROBE.serve(inputs)
+    monkeypatch.setattr(kernel, "ASK", feed)
+    loader = probe.ChallengeLoader(1)
+    assert len(loader) == 40 and loader.batch_size == probe.CHALLENGE_BATCH_SIZE
+    assert not hasattr(loader, "__dict__") and all(m.__closure__ is None for m in (  # nothing but the draw index
+        type(loader).__iter__, type(loader).__len__, type(loader).__init__))
+    epochs = [list(loader) for _ in range(probe.CHALLENGE_MAX_BATCHES // 40)]
+    assert loader.drawn == probe.CHALLENGE_MAX_BATCHES and all(len(epoch) == 40 for epoch in epochs)
+    first = torch.cat([bx for bx, _ in epochs[0]])  # one epoch: every training point once, reshuffled
+    assert sorted(map(tuple, first.tolist())) == sorted(map(tuple, x.tolist()))
+    assert not torch.equal(first, torch.cat([bx for bx, _ in epochs[1]]))
+    assert torch.equal(torch.cat([by for _, by in epochs[0]]), torch.from_numpy(y)[
+        torch.cat([torch.from_numpy(np.flatnonzero((x == row).all(axis=1))) for row in first.numpy()])])
     with pytest.raises(RuntimeError, match=f"budget of {probe.CHALLENGE_MAX_BATCHES} batches"):
         next(iter(loader))
+    assert feed("challenge 1 start") == "started" and feed("challenge 1 next") == "budget"  # asked directly
+    assert feed("challenge 0 next").startswith("batch ")  # each spiral has its own budget
+    assert feed("challenge 3 next") == "refused" and feed("send everything") == "refused"
 
 
 def test_the_probe_judges_rules_then_accuracy_against_the_lowest_tier():
@@ -210,3 +227,44 @@ def test_the_size_counts_weights_kept_outside_the_state_dict():
     assert probe.challenge_size(model) == 2 * 100 + 100 * 3
     assert probe.challenge_size(build_challenge_model(2, 3)) == sum(
         t.numel() for t in build_challenge_model(2, 3).state_dict().values())
+
+
+@pytest.mark.slow
+def test_in_a_grading_kernel_the_batches_come_from_the_trusted_feed_and_stop_at_the_budget(tmp_path):
+    """GradingExecute answers the kernel's input() with the probe's feed: the loader in a real kernel gets
+    400 batches of the spiral, then the refusal. (Without a feed, nbclient's default stands: input() is not
+    answered, StdinNotImplementedError.)"""
+    import nbformat
+
+    from autograder.execute import GradingExecute
+
+    probe = probe_module()
+    inputs = probe.challenge_inputs(np.random.default_rng(1)) | {"challenge.seed": np.asarray(3)}
+    served = []
+    feed = probe.PROBE.serve(inputs)
+
+    def counting(prompt):
+        answer = feed(prompt)
+        served.append(answer.split(" ")[0])
+        return answer
+
+    source = (ROOT / "grading" / "06_data_loading" / "probe.py").read_text()
+    cell = ("from autograder.probes.kernel import load_module\n"
+            f"probe = load_module({source!r}, 'probe_06')\n"
+            "loader = probe.ChallengeLoader(2)\n"
+            "epochs = [list(loader) for _ in range(10)]\n"
+            "try:\n    next(iter(loader))\nexcept RuntimeError as error:\n    print(error)\n"
+            "print(loader.drawn, sum(len(y) for epoch in epochs for _, y in epoch), float(epochs[0][0][0].sum()))")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell), nbformat.v4.new_code_cell("input('batch?')")])
+    executor = GradingExecute(kernel_name="python3", timeout=120)
+    executor.feed = counting
+    executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert not [o for o in nb.cells[0].outputs if o.output_type == "error"], nb.cells[0].outputs
+    first = next(iter(DataLoader(TensorDataset(*(torch.from_numpy(inputs[f"private.challenge.2.{k}"])
+                                                 for k in ("x_train", "y_train"))),
+                                 batch_size=50, shuffle=True, generator=torch.Generator().manual_seed(5))))
+    assert text.splitlines() == ["train_challenge drew more than the budget of 400 batches (10 epochs)",
+                                 f"400 20000 {float(first[0].sum())}"]
+    assert served.count("batch") == 400 and "budget" in served
+    assert served[-1] == "refused"  # the second cell asked on its own, not as the loader does: refused

@@ -40,7 +40,10 @@ only inside functions that run on the trusted side (kernels cannot read it).
 
 Inputs whose name starts with `private.` (PRIVATE) stay on the trusted side: `expected` and the
 judges get them, the kernel's inputs file never holds them (`kernel_inputs`). Held-out labels go
-there: the kernel needs the points to predict on, never their answers.
+there: the kernel needs the points to predict on, never their answers. Data the kernel must use but
+never hold whole (06's training batches, under a budget) is served: `Probe(serve=inputs -> feed)`,
+and the probe's code in the kernel calls `kernel.ask(prompt)` (input()), which the grader's
+executor answers with `feed(prompt)` here, counting what it hands out.
 """
 
 from __future__ import annotations
@@ -113,6 +116,9 @@ class Probe:
     reference: str | None = None  # module whose names `run` calls on the trusted side
     numpy_only: bool = False
     forbidden: tuple[str, ...] = ()
+    # inputs -> feed(prompt) -> answer: data the kernel asks for one piece at a time (kernel.ask), served
+    # and counted on the trusted side, so that it never lies in the kernel whole (06's training batches)
+    serve: Callable[[Mapping[str, np.ndarray]], Callable[[str], str]] | None = None
     source: str = field(default="", repr=False, compare=False)  # the module's text, for the kernel
     course_root: Path | None = field(default=None, repr=False, compare=False)  # where it was loaded
 
@@ -133,6 +139,8 @@ class Probe:
             if exercise.expected is None and not self.reference:
                 raise ProbeError(f"{where}: exercise {name!r} has no expected() and the probe names "
                                  "no reference module to run it on")
+        if self.serve is not None and not callable(self.serve):
+            raise ProbeError(f"{where}: serve must be a function inputs -> feed(prompt) -> answer")
         if not all(isinstance(word, str) for word in self.forbidden):
             raise ProbeError(f"{where}: forbidden must be a tuple of names")
         object.__setattr__(self, "exercises", dict(self.exercises))
@@ -212,8 +220,14 @@ def run_in_namespace(probe: Probe, namespace: dict, inputs: Mapping[str, np.ndar
     folder.mkdir(parents=True, exist_ok=True)
     in_path, out_path = folder / "inputs.npz", folder / "outputs.npz"
     np.savez(in_path, **kernel_inputs(inputs))
-    for cell in kernel_cells(probe, in_path, out_path):
-        exec(compile(cell, "<probe cell>", "exec"), namespace)
+    from autograder.probes import kernel
+
+    kernel.ASK = probe.serve(inputs) if probe.serve is not None else None  # the feed, called directly
+    try:
+        for cell in kernel_cells(probe, in_path, out_path):
+            exec(compile(cell, "<probe cell>", "exec"), namespace)
+    finally:
+        kernel.ASK = None
     return load_outputs(out_path)
 
 

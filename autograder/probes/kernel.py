@@ -22,6 +22,15 @@ import numpy as np
 
 ERROR, TORCH = "__error__", "__torch__"
 
+# Who answers `ask`: None in a kernel (input(), which the trusted side's executor answers from the
+# probe's feed); the feed itself when the kernel cells run in the grader's process (tests).
+ASK: Callable[[str], str] | None = None
+
+
+def ask(prompt: str) -> str:
+    """The trusted side's answer to `prompt` (Probe.serve): data that reaches the kernel one piece at a time."""
+    return ASK(prompt) if ASK is not None else input(prompt)
+
 
 def plain(value: Any) -> np.ndarray:
     """What `record` keeps of `value`: a plain array of a copy (never a view the caller can change)."""

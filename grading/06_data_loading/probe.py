@@ -6,7 +6,9 @@ same functions on both sides, so the reference reproduces the student's numbers.
 not by one way of drawing it; `fit` by the calls it makes (stand-ins for train_one_epoch and
 evaluate, so a mistake there is not counted twice) or, for a loop written out, by its numbers.
 The challenge is judged by its rules (size, batches drawn) and by the mean accuracy the trained model
-reaches on held-out points of three spirals drawn here, which its training never saw. The size counts
+reaches on held-out points of three spirals drawn here, which its training never saw. Its training
+points never reach the kernel whole: the kernel's loader asks for each batch, and the trusted side
+answers (`serve_challenge`, counting them, none past the budget). The size counts
 every number the model's forward pass reads besides its input (at the level of PyTorch's functions),
 so weights kept in a plain tensor list count as much as registered parameters.
 """
@@ -132,14 +134,15 @@ CHALLENGE_TIERS = {"test_challenge_93": 0.93, "test_challenge_945": 0.945}
 
 def challenge_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Three spirals (angles and points from seeds drawn here and never written out): training
-    points with labels, held-out points whose labels stay on the trusted side, and a seed for
-    the models' initialization and the loaders' shuffling that tells nothing of the data."""
+    points with labels, which stay on the trusted side and reach the kernel batch by batch
+    (serve_challenge), held-out points whose labels stay here too, and a seed for the models'
+    initialization and the loaders' shuffling that tells nothing of the data."""
     from helpers.data import spirals
 
     inputs = {"challenge.seed": np.asarray(int(rng.integers(0, 2**31)))}
     for k in range(CHALLENGE_DRAWS):
         x, y = spirals(2 * CHALLENGE_N, seed=int(rng.integers(0, 2**31)))
-        inputs.update({f"challenge.{k}.x_train": x[:CHALLENGE_N], f"challenge.{k}.y_train": y[:CHALLENGE_N],
+        inputs.update({f"{PRIVATE}challenge.{k}.x_train": x[:CHALLENGE_N], f"{PRIVATE}challenge.{k}.y_train": y[:CHALLENGE_N],
                        f"challenge.{k}.x_test": x[CHALLENGE_N:], f"{PRIVATE}challenge.{k}.y_test": y[CHALLENGE_N:]})
     return inputs
 
@@ -351,33 +354,83 @@ def challenge_size(model, in_features=2) -> int:
     return max(kept, sum(reads.read.values()))
 
 
-def ChallengeLoader(loader):
-    """The grader's training loader: counts the batches drawn and stops past the budget. Only what a
-    loader offers for training is reachable from it (len, iteration, batch_size, the count): the
-    DataLoader and its dataset stay in a closure, so that no batch reaches training uncounted."""
-    drawn = [0]
+def serve_challenge(inputs):
+    """The trusted side's feed of the challenge's training batches (Probe.serve): the kernel asks for
+    them one at a time (`ChallengeLoader`), and gets at most the budget of each spiral. The training
+    points stay here (private inputs): the batches drawn are all the kernel ever holds of them.
 
-    class BudgetedLoader:
-        batch_size = loader.batch_size
-        __slots__ = ()
+    Prompts: 'challenge K start' (a new epoch: the DataLoader reshuffles, as iter() does), 'challenge
+    K next' (its next batch: 'batch X Y', base64 .npy; 'end' when the epoch is over; 'budget' once
+    the budget is drawn). Anything else is refused."""
+    import base64
+    import io
+    import re
 
-        @property
-        def drawn(self):
-            return drawn[0]
+    loaders, epochs, served = {}, {}, [0] * CHALLENGE_DRAWS
 
-        def __len__(self):
-            return len(loader)
+    def encode(t: torch.Tensor) -> str:
+        buffer = io.BytesIO()
+        np.save(buffer, t.numpy(), allow_pickle=False)
+        return base64.b64encode(buffer.getvalue()).decode()
 
-        def __iter__(self):
-            epochs = CHALLENGE_MAX_BATCHES // len(loader)
-            for batch in loader:
-                if drawn[0] == CHALLENGE_MAX_BATCHES:
-                    raise RuntimeError(f"train_challenge drew more than the budget of {CHALLENGE_MAX_BATCHES} "
-                                       f"batches ({epochs} epochs)")
-                drawn[0] += 1
-                yield batch
+    def feed(prompt: str) -> str:
+        asked = re.fullmatch(r"challenge (\d) (start|next)", prompt)
+        if asked is None or int(asked[1]) >= CHALLENGE_DRAWS:
+            return "refused"
+        k = int(asked[1])
+        if k not in loaders:
+            x, y = (torch.from_numpy(inputs[f"{PRIVATE}challenge.{k}.{name}"]) for name in ("x_train", "y_train"))
+            loaders[k] = DataLoader(TensorDataset(x, y), batch_size=CHALLENGE_BATCH_SIZE, shuffle=True,
+                                    generator=torch.Generator().manual_seed(int(inputs["challenge.seed"]) + k))
+        if asked[2] == "start" or k not in epochs:
+            epochs[k] = iter(loaders[k])
+            if asked[2] == "start":
+                return "started"
+        batch = next(epochs[k], None)
+        if batch is None:  # the epoch is over (the budget's last epoch ends like any other)
+            return "end"
+        if served[k] == CHALLENGE_MAX_BATCHES:
+            return "budget"
+        served[k] += 1
+        return "batch " + " ".join(encode(t) for t in batch)
 
-    return BudgetedLoader()
+    return feed
+
+
+class ChallengeLoader:
+    """The grader's training loader in the kernel: len, iteration, batch_size, and the count drawn. It
+    holds no data: each batch is asked of the trusted side (`serve_challenge`), which counts it and
+    refuses any past the budget, so that no batch reaches training uncounted."""
+
+    batch_size = CHALLENGE_BATCH_SIZE
+    __slots__ = ("_draw", "drawn")
+
+    def __init__(self, draw: int):
+        self._draw, self.drawn = draw, 0
+
+    def __len__(self):
+        return -(-CHALLENGE_N // CHALLENGE_BATCH_SIZE)  # batches per epoch
+
+    def __iter__(self):
+        import base64
+        import io
+
+        from autograder.probes.kernel import ask
+
+        ask(f"challenge {self._draw} start")
+        while True:
+            answer = ask(f"challenge {self._draw} next")
+            if answer == "end":
+                return
+            if answer == "budget":
+                raise RuntimeError(f"train_challenge drew more than the budget of {CHALLENGE_MAX_BATCHES} batches "
+                                   f"({CHALLENGE_MAX_BATCHES // len(self)} epochs)")
+            word, *arrays = answer.split(" ")
+            if word != "batch" or len(arrays) != 2:
+                raise RuntimeError(f"the grader's loader got {answer[:40]!r}")
+            self.drawn += 1
+            yield [torch.from_numpy(np.load(io.BytesIO(base64.b64decode(a)), allow_pickle=False))
+                   for a in arrays]  # a list [x, y], as a DataLoader over a TensorDataset gives
 
 
 def run_build_challenge_model(answers, inputs, record):
@@ -400,14 +453,10 @@ def run_train_challenge(answers, inputs, record):
     torch.set_num_threads(1)  # a small model trains fastest on one thread, and to the same numbers on any machine
     try:
         for k in range(CHALLENGE_DRAWS):
-            seed = int(inputs['challenge.seed']) + k
-            x, y = (torch.from_numpy(inputs[f'challenge.{k}.{name}']) for name in ('x_train', 'y_train'))
-            torch.manual_seed(seed)
+            torch.manual_seed(int(inputs['challenge.seed']) + k)
             model = answers.build_challenge_model(2, 3)
             sizes.append(challenge_size(model))
-            loader = ChallengeLoader(DataLoader(TensorDataset(x, y), batch_size=CHALLENGE_BATCH_SIZE, shuffle=True,
-                                                generator=torch.Generator().manual_seed(seed)))
-            del x, y
+            loader = ChallengeLoader(k)  # its batches come from the trusted side, one at a time (serve_challenge)
             trained = answers.train_challenge(model, loader, torch.device('cpu'))
             batches.append(loader.drawn)
             if not isinstance(trained, nn.Module):
@@ -575,6 +624,7 @@ PROBE = Probe(
     assignment="06_data_loading",
     reference="helpers.reference.data_loading",
     make_inputs=make_inputs,
+    serve=serve_challenge,
     exercises={
         # float64 models: only the order of float operations differs between two correct answers.
         "TensorPairDataset": Exercise(run_TensorPairDataset, tolerance=Tolerance(1e-6, 1e-6)),  # float32 too
