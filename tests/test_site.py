@@ -223,7 +223,8 @@ def test_each_summary_is_the_first_paragraph_cut_at_a_sentence_end(built):
             for a in row.select("a[href]")}
     for page in PAGES[1:]:
         soup = _soup(built.site, page)
-        paragraph = _text(soup.select_one("article section p"))
+        paragraph = next(_text(p) for p in soup.select("article section p")
+                         if not p.select_one('a[href^="https://colab"]'))
         summary = _text(rows[page].select("td")[1])
         description = soup.select_one('meta[name="description"]')["content"]
         assert summary == description.replace("\u2019", "'") and summary.endswith("."), page
@@ -258,8 +259,10 @@ def test_notebook_pages_link_to_colab_and_the_guide_links_stay_inside(built):
     for page, notebook in (("lecture-01_plot.html", "notebooks/01_plot.ipynb"),
                            ("assignment-00_fixture.html", "release/00_fixture/00_fixture.ipynb")):
         links = [a["href"] for a in _soup(built.site, page).select("article a[href]")]
-        assert [u for u in links if u.startswith("https://colab.research.google.com/github/")
-                and u.endswith(notebook)], page
+        colab = [u for u in links if u.startswith("https://colab.research.google.com/github/")]
+        assert len(colab) == 1 and colab[0].endswith(notebook), page
+        title = _soup(built.site, page).select_one("article h1")
+        assert title.find_next("p").a["href"] == colab[0]  # the paragraph under the title
     guide = _soup(built.site, "instructors.html")
     assert "design.md" not in str(guide)  # a file of the private repository: plain text
     calendar = next(a for a in guide.select("article a") if _text(a) == "the calendar")

@@ -123,9 +123,15 @@ def hide_plumbing(nb: NotebookNode) -> NotebookNode:
 
 
 def with_colab_link(nb: NotebookNode, url: str) -> NotebookNode:
-    """`nb` with a link to open it in Colab after its first markdown cell (the title's)."""
-    at = next((i + 1 for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), 0)
-    nb.cells.insert(at, nbformat.v4.new_markdown_cell(f"[Open this notebook in Colab]({url})"))
+    """`nb` with a link to open it in Colab right under its title (first if it has none)."""
+    link = f"[Open this notebook in Colab]({url})"
+    for cell in nb.cells:
+        lines = cell.source.splitlines() if cell.cell_type == "markdown" else []
+        at = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
+        if at is not None:
+            cell.source = "\n".join([*lines[:at + 1], "", link, "", *lines[at + 1:]])
+            return nb
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(link))
     return nb
 
 
