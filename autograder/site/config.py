@@ -34,7 +34,7 @@ def sphinx_config(title: str, repository_url: str, branch: str) -> dict:
             "repository_branch": branch,
             "use_repository_button": True,  # a link to the student repository on every page
             "use_download_button": False,  # it would offer the source, which is not copied
-            "home_page_in_toc": True,  # the index is the sidebar's first entry
+            "home_page_in_toc": False,  # the site's title above the sidebar leads home
             "show_navbar_depth": 1,
         },
         # The site is rebuilt whole by every `site` run: no date that changes on each build.
