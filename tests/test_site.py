@@ -46,6 +46,21 @@ def test_a_summary_is_whole_sentences_never_one_cut_in_the_middle():
     assert title_and_summary(nb, "x")[1] == long  # the first sentence whole, however long
 
 
+def test_a_summary_leaves_out_the_sentence_that_announces_a_block():
+    """The home page showed lecture 2 as "Every training loop you will write contains these
+    lines:" and lecture 1 ending "...on the machine you are running on:"."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "# Graphs\n\nEvery training loop contains these lines:\n\n```python\nloss.backward()\n\n"
+        "optimizer.step()\n```\n\nHow does `backward()` know what to differentiate? This "
+        "notebook shows it, with [a graph](graph.md) of $W_1$.")])
+    assert title_and_summary(nb, "x") == (
+        "Graphs", "How does backward() know what to differentiate? This notebook shows it, with "
+        "a graph of W_1.")
+    nb.cells[0].source = ("# Hardware\n\nTraining is multiplying matrices. This notebook asks "
+                          "how fast, on:\n\n- paper\n- a stopwatch\n")
+    assert title_and_summary(nb, "x")[1] == "Training is multiplying matrices."
+
+
 # -- a small course -----------------------------------------------------------------------------
 
 # The lecture's first paragraph: longer than a summary (240 characters), so the index and the

@@ -33,6 +33,7 @@ from nbformat import NotebookNode
 from autograder.course import colab_url, course_settings, project_metadata
 from autograder.layout import Course
 from autograder.site.config import sphinx_config
+from autograder.site.summary import title_and_summary
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 INDEX_TEMPLATE = "index.md.j2"
@@ -54,43 +55,6 @@ class Page:
     title: str
     summary: str
     colab_url: str
-
-
-SUMMARY_CHARS = 240  # an index entry's summary: whole sentences up to this length
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
-
-
-def whole_sentences(text: str, limit: int = SUMMARY_CHARS) -> str:
-    """The sentences of `text` that fit in `limit` characters, never one cut in the middle (the
-    first sentence whole when it alone is longer)."""
-    kept = ""
-    for sentence in _SENTENCE_END.split(text):
-        candidate = f"{kept} {sentence}".strip()
-        if kept and len(candidate) > limit:
-            break
-        kept = candidate
-    return kept
-
-
-def title_and_summary(nb: NotebookNode, fallback: str) -> tuple[str, str]:
-    """The first heading of the notebook and the first paragraph after it (plain text, whole
-    sentences up to SUMMARY_CHARS)."""
-    title, summary = fallback, ""
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        for block in re.split(r"\n\s*\n", cell.source.strip()):
-            block = block.strip()
-            if block.startswith("#") and title == fallback:
-                title = block.splitlines()[0].lstrip("#").strip()
-            elif block and not block.startswith(("#", "|", "```", "-", "*", ">")):
-                text = _LINK.sub(r"\1", " ".join(block.split()))  # a link's words, not its target
-                summary = re.sub(r"[*`$]|(?<!\w)_+|_+(?!\w)", "", text)
-                break
-        if summary:
-            break
-    return title, whole_sentences(summary)
 
 
 # -- pages --------------------------------------------------------------------------------------
