@@ -1,7 +1,8 @@
 """`python -m autograder site [--out DIR]`: the course website, from the notebooks, offline.
 
-Sphinx with myst-nb and sphinx-book-theme builds it (what Jupyter Book 1 runs, without its extra
-extensions): a page per lecture notebook (notebooks/, executed here with nbclient; the setup
+Sphinx with myst-nb and sphinx-book-theme builds it: what Jupyter Book 1 runs, without the
+extensions of its own that the site does not use (bibtex, LaTeX, thebe, comments: 22 packages to
+install against its 36, and Jupyter Book 1 holds Sphinx below 8). A page per lecture notebook (notebooks/, executed here with nbclient; the setup
 cell removed by its `remove-cell` tag), per assignment (release/: its prose, the markdown cells,
 with a link to open the notebook in Colab), the instructor's guide (docs/instructors.md), and an
 index (templates/index.md.j2) whose toctrees make the sidebar and the previous / next links;
@@ -11,7 +12,8 @@ or not at all; `publish.yml` pushes it to the student repository's gh-pages bran
 Offline: every file comes from what pip installed (the theme's CSS, JS and fonts); math becomes
 MathML (autograder/site/mathml.py), not MathJax from a CDN. Jupyter Book 2 (mystmd) fetches its
 theme from the network while building (jupyter-book/mystmd#1451), so it is not used. The
-configuration, each setting with its reason: autograder/site/config.py.
+configuration, each setting with its reason: autograder/site/config.py; each page's title and
+summary (whole sentences): autograder/site/summary.py.
 """
 
 from __future__ import annotations
