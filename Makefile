@@ -52,6 +52,7 @@ release: $(VENV)/.installed
 check: $(VENV)/.installed
 	$(BIN)/python -m autograder check --jobs 3
 
+# The website: Sphinx, myst-nb and sphinx-book-theme come with the `site` extra, part of `dev`.
 site: $(VENV)/.installed  ## the course website under build/site/ (lecture notebooks executed)
 	$(BIN)/python -m autograder site --out build/site
 
