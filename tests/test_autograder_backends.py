@@ -7,11 +7,11 @@ import copy
 import nbformat
 import pytest
 
-from autograder.backends import DaskCluster, LocalPool, make_backend
-from autograder.engine import GradeJob, GradeResult
-from autograder.grade import grade
-from autograder.notebooks import grade_id, read_notebook
-from autograder.session import run_jobs
+from autograder.batch.backends import DaskCluster, LocalPool, make_backend
+from autograder.batch.grade import grade
+from autograder.batch.session import run_jobs
+from autograder.course.notebooks import grade_id, read_notebook
+from autograder.engine.job import GradeJob, GradeResult
 
 
 class Reversed:

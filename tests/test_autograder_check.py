@@ -8,12 +8,13 @@ import shutil
 import nbformat
 import pytest
 
-from autograder import cgroups, grading_folder, sandbox
 from autograder.__main__ import main
-from autograder.check import MIN_MUTANTS, REPORT_KEYS, grading_problems, plan_assignment
-from autograder.notebooks import grade_id, read_notebook
-from autograder.release import release
-from autograder.template import build_template
+from autograder.authoring.check import MIN_MUTANTS, REPORT_KEYS, grading_problems, plan_assignment
+from autograder.authoring.release import release
+from autograder.course import grading_folder
+from autograder.course.notebooks import grade_id, read_notebook
+from autograder.engine import cgroups, sandbox
+from autograder.engine.template import build_template
 
 
 def mutants_dir(course):

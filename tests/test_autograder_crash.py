@@ -1,8 +1,8 @@
 """A kernel that dies late costs only the exercises at and after the crash, in both runs.
 
 The source notebook (every answer right) with `os._exit(1)` at the end of its last solution
-cell: nbgrader's run keeps the points of the test cells before that cell (autograder/execute.py),
-and the trusted run (autograder/verify.py) must confirm them instead of failing every exercise.
+cell: nbgrader's run keeps the points of the test cells before that cell (autograder/engine/execute.py),
+and the trusted run (autograder/engine/verify.py) must confirm them instead of failing every exercise.
 """
 
 from __future__ import annotations
@@ -12,10 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from autograder import notebooks
-from autograder.grade import grade
-from autograder.layout import Course
-from autograder.notebooks import grade_id, is_solution, is_test, read_notebook, write_notebook
+from autograder.batch.grade import grade
+from autograder.course import notebooks
+from autograder.course.layout import Course
+from autograder.course.notebooks import (
+    grade_id,
+    is_solution,
+    is_test,
+    read_notebook,
+    write_notebook,
+)
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Kernels that die, hang or eat memory cost only the cells they did not reach (autograder/execute.py).
+"""Kernels that die, hang or eat memory cost only the cells they did not reach (autograder/engine/execute.py).
 
 Graded as a student hands it in (warm kernels, the fixture assignment): `scale` (3 points:
 test_scale, test_scale_hidden) comes before `mean_square` (3 points). Each faulty submission
@@ -16,8 +16,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.engine import GradeJob
-from autograder.execute import (
+from autograder.batch.session import run_jobs
+from autograder.course.notebooks import grade_id, read_notebook
+from autograder.engine.execute import (
     KERNEL_DIED,
     NOT_RUN,
     OUT_OF_TIME,
@@ -25,10 +26,9 @@ from autograder.execute import (
     budget_overruns,
     kernel_deaths,
 )
-from autograder.kernel_server import KernelServer
-from autograder.notebooks import grade_id, read_notebook
-from autograder.session import run_jobs
-from autograder.template import build_template
+from autograder.engine.job import GradeJob
+from autograder.engine.kernel_server import KernelServer
+from autograder.engine.template import build_template
 
 pytestmark = pytest.mark.slow
 TIMEOUT, GRACE = 8, 2  # seconds per cell; seconds a kernel gets to obey the interrupt

@@ -14,9 +14,9 @@ import sys
 import nbformat
 import pytest
 
-from autograder.grade import CSV_COLUMNS, assignment_of, collect, grade
-from autograder.notebooks import grade_id, is_test, read_notebook
-from autograder.restore_missing_cells import restore_missing_cells
+from autograder.batch.grade import CSV_COLUMNS, assignment_of, collect, grade
+from autograder.course.notebooks import grade_id, is_test, read_notebook
+from autograder.engine.restore_missing_cells import restore_missing_cells
 
 pytestmark = pytest.mark.slow
 TIMEOUT = 10  # seconds per cell: the infinite loop below stops after this
@@ -145,7 +145,7 @@ def test_deleted_test_cells_are_restored_and_graded_not_skipped(batch):
 def test_a_dying_kernel_gets_its_row_and_the_batch_goes_on(batch):
     rows, output, out = batch
     row = rows["frank", "00_fixture"]
-    # Graded up to the crash (autograder/execute.py): nothing before scale earns points here.
+    # Graded up to the crash (autograder/engine/execute.py): nothing before scale earns points here.
     assert (row["score"], row["status"]) == ("0", "graded")
     assert "the kernel died in scale" in row["warnings"]
     graded = read_notebook(out / "autograded" / "frank" / "00_fixture" / "00_fixture.ipynb")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nbgrader.api import Gradebook
 
-from autograder.engine import withdraw_points
+from autograder.engine.job import withdraw_points
 
 
 def test_withdrawn_points_are_an_automatic_score_not_a_manual_override(tmp_path):

@@ -10,8 +10,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder.kernel_server import KernelServer
-from autograder.warm_kernel import WarmKernelManager
+from autograder.engine.kernel_server import KernelServer
+from autograder.engine.warm_kernel import WarmKernelManager
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +45,7 @@ def test_a_warm_kernel_is_forked_from_the_server_and_behaves_like_a_cold_one(tmp
 
 def test_without_a_server_the_launcher_runs_the_ordinary_kernel_command(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "autograder.kernel_server", "launch", str(tmp_path / "no-server"),
+        [sys.executable, "-m", "autograder.engine.kernel_server", "launch", str(tmp_path / "no-server"),
          "--", sys.executable, "-m", "ipykernel_launcher", "--version"],
         capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip()[0].isdigit(), out.stderr

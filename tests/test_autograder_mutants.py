@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import grading_folder
-from autograder.mutants import MutantError, apply_mutant, check_mutant, load_mutants, parse_mutant
-from autograder.notebooks import grade_id, read_notebook
+from autograder.course import grading_folder
+from autograder.course.mutants import (
+    MutantError,
+    apply_mutant,
+    check_mutant,
+    load_mutants,
+    parse_mutant,
+)
+from autograder.course.notebooks import grade_id, read_notebook
 
 GOOD = '''"""scale adds the factor instead of multiplying by it.
 

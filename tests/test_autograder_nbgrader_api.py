@@ -26,11 +26,11 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograder.config import load_config
-from autograder.drop_duplicate_cells import DropDuplicateCells
-from autograder.execute import GradingExecute
-from autograder.neutralize_markers import NeutralizeMarkers
-from autograder.restore_missing_cells import RestoreMissingCells
+from autograder.engine.drop_duplicate_cells import DropDuplicateCells
+from autograder.engine.execute import GradingExecute
+from autograder.engine.nbgrader_setup import load_config
+from autograder.engine.neutralize_markers import NeutralizeMarkers
+from autograder.engine.restore_missing_cells import RestoreMissingCells
 
 
 def test_clear_hidden_tests_removes_the_region_and_says_so():

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.grade import grade
-from autograder.notebooks import grade_id, read_notebook, write_notebook
+from autograder.batch.grade import grade
+from autograder.course.notebooks import grade_id, read_notebook, write_notebook
 from tests.conftest import copy_fixture_course
 
 pytestmark = pytest.mark.slow

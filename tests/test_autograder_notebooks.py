@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from autograder.notebooks import (
+from autograder.course.notebooks import (
     KERNELSPEC,
     dumps,
     find_leaks,

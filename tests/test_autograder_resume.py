@@ -16,10 +16,11 @@ import nbformat
 import psutil
 import pytest
 
-from autograder.engine import Failure, GradeJob, GradeResult
-from autograder.grade import _journaled, grade, grade_batch
-from autograder.journal import Journal, atomic_write, fingerprint, grading_settings
-from autograder.notebooks import grade_id, read_notebook
+from autograder.batch.grade import _journaled, grade, grade_batch
+from autograder.batch.journal import Journal, fingerprint, grading_settings
+from autograder.course.atomic import atomic_write
+from autograder.course.notebooks import grade_id, read_notebook
+from autograder.engine.job import Failure, GradeJob, GradeResult
 
 RIGHT = "def scale(x, factor):\n    return x * factor"
 

@@ -1,4 +1,4 @@
-"""Grading kernels cannot read what is hidden from them (autograder/sandbox.py), warm or cold."""
+"""Grading kernels cannot read what is hidden from them (autograder/engine/sandbox.py), warm or cold."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import sandbox
-from autograder.engine import GradeJob, grade_submission
-from autograder.execute import GradingExecute
-from autograder.kernel_server import KernelServer
-from autograder.notebooks import grade_id, read_notebook
-from autograder.template import build_template
+from autograder.course.notebooks import grade_id, read_notebook
+from autograder.engine import sandbox
+from autograder.engine.execute import GradingExecute
+from autograder.engine.job import GradeJob, grade_submission
+from autograder.engine.kernel_server import KernelServer
+from autograder.engine.template import build_template
 
 PROBLEM = "; ".join(p for p in sandbox.problems() if "not sandboxed" in p or "can read" in p)
 needs_namespaces = pytest.mark.skipif(bool(PROBLEM), reason=PROBLEM)

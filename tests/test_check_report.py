@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from autograder.__main__ import main
-from autograder.notebooks import grade_id, read_notebook, write_notebook
-from autograder.release import release
+from autograder.authoring.release import release
+from autograder.course.notebooks import grade_id, read_notebook, write_notebook
 
 pytestmark = pytest.mark.slow  # one check of the fixture course (six graded runs)
 A = "00_fixture"

@@ -16,9 +16,9 @@ import nbformat
 import pytest
 
 from autograder.__main__ import main
-from autograder.collect import Candidate, Collected, Entry, names_assignment, place
-from autograder.grade import collect as find_submissions
-from autograder.layout import CourseError
+from autograder.batch.grade import collect as find_submissions
+from autograder.classroom.collect import Candidate, Collected, Entry, names_assignment, place
+from autograder.course.layout import CourseError
 
 LMS = Path(__file__).parent / "fixtures" / "lms"
 A = "00_fixture"
@@ -198,14 +198,14 @@ def test_names_assignment_sees_through_colab_canvas_and_browser_renames(name, co
     ("doejane_1001_text.html", None),  # a text entry: no file id, no file
 ])
 def test_canvas_names_are_read_as_canvas_writes_them(name, parts):
-    from autograder.collect import CANVAS_NAME
+    from autograder.classroom.collect import CANVAS_NAME
 
     match = CANVAS_NAME.match(name)
     assert (match.group("name", "late", "user", "file_id", "file") if match else None) == parts
 
 
 def test_a_download_that_is_no_zip_is_refused(tmp_path):
-    from autograder.collect import read_download
+    from autograder.classroom.collect import read_download
 
     (tmp_path / "x.zip").write_text("not a zip")
     with pytest.raises(CourseError, match="neither a folder nor a zip"):
@@ -336,7 +336,7 @@ def test_a_broken_manifest_stops_collect_before_anything_is_written(fixture_cour
      ",x,zip,,,,,,a.ipynb,,\n", "lms.csv row 2: student_id and assignment must not be empty"),
 ])
 def test_a_manifest_that_is_not_collects_names_the_row(tmp_path, text, message):
-    from autograder.lms_manifest import read_manifest
+    from autograder.classroom.lms_manifest import read_manifest
 
     (tmp_path / "lms.csv").write_text(text)
     with pytest.raises(CourseError, match=message):
@@ -483,7 +483,7 @@ def test_a_download_is_never_held_in_memory_whole(tmp_path):
     again only when placed."""
     import tracemalloc
 
-    from autograder.collect import collect
+    from autograder.classroom.collect import collect
 
     with zipfile.ZipFile(tmp_path / "big.zip", "w", zipfile.ZIP_DEFLATED) as archive:
         for k in range(6):

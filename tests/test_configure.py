@@ -12,8 +12,12 @@ import pytest
 from conftest import copy_fixture_course
 
 from autograder.__main__ import main
-from autograder.configure import disagreements, set_course_table
-from autograder.course import (
+from autograder.authoring.configure import disagreements, set_course_table
+from autograder.authoring.readme import block_text, render_readme
+from autograder.authoring.setup_cell import apply_setup_cell, first_code_cell, render_head
+from autograder.course.layout import Course
+from autograder.course.notebooks import read_notebook, write_notebook
+from autograder.course.settings import (
     REPO_ROOT,
     CourseSettings,
     SettingsError,
@@ -22,10 +26,6 @@ from autograder.course import (
     load_settings,
     tomllib,
 )
-from autograder.layout import Course
-from autograder.notebooks import read_notebook, write_notebook
-from autograder.readme import block_text, render_readme
-from autograder.setup_cell import apply_setup_cell, first_code_cell, render_head
 
 LEGACY_TABLE = '''[tool.course]
 # Where students get the course.

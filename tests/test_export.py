@@ -1,6 +1,6 @@
 """`python -m autograder export`: grades.csv to Canvas, Gradescope and a wide table, late penalties.
 
-grades.csv is written here in grade's format (autograder/grade.py's CSV_COLUMNS); the rosters are
+grades.csv is written here in grade's format (autograder/batch/grade.py's CSV_COLUMNS); the rosters are
 tests/fixtures/lms/ (Canvas's gradebook export, Gradescope's roster). No notebook is executed.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from autograder.__main__ import main
-from autograder.grade import CSV_COLUMNS
-from autograder.lateness import LatePolicy, load_policy, parse_due
-from autograder.layout import CourseError
+from autograder.batch.grade import CSV_COLUMNS
+from autograder.course.lateness import LatePolicy, load_policy, parse_due
+from autograder.course.layout import CourseError
 
 LMS = Path(__file__).parent / "fixtures" / "lms"
 A = "00_fixture"
@@ -328,9 +328,9 @@ def test_a_bad_number_in_grades_csv_names_its_row(course, tmp_path, capsys):
 
 def test_the_course_pyproject_declares_a_valid_late_policy():
     """This repository's own [tool.course] due dates parse and name real assignments."""
-    from autograder.course import REPO_ROOT
-    from autograder.lateness import course_policy
-    from autograder.layout import Course
+    from autograder.course.lateness import course_policy
+    from autograder.course.layout import Course
+    from autograder.course.settings import REPO_ROOT
 
     policy = course_policy(REPO_ROOT, Course(REPO_ROOT).assignments())
     assert 0 <= policy.per_day <= policy.cap <= 1

@@ -1,7 +1,7 @@
 """Feedback a student can keep: self-contained HTML, cells named, no paths or keys; one zip each.
 
 The slow tests grade two submissions of the fixture course for real (the feedback HTML is what
-nbgrader writes, then autograder/feedback.py) and pack them with `feedback`.
+nbgrader writes, then autograder/engine/feedback_html.py) and pack them with `feedback`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import nbformat
 import pytest
 
 from autograder.__main__ import main
-from autograder.feedback import docstring_title, finish, scrub_text
-from autograder.feedback_archive import canvas_name
-from autograder.grade import grade
-from autograder.lms_manifest import LmsRecord, manifest_text
-from autograder.notebooks import grade_id, read_notebook
+from autograder.batch.grade import grade
+from autograder.classroom.feedback import canvas_name
+from autograder.classroom.lms_manifest import LmsRecord, manifest_text
+from autograder.course.notebooks import grade_id, read_notebook
+from autograder.engine.feedback_html import docstring_title, finish, scrub_text
 
 A = "00_fixture"
 PYPROJECT = f"""

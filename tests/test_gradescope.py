@@ -15,10 +15,8 @@ import jsonschema
 import nbformat
 import pytest
 
-from autograder import notebooks, sandbox
-from autograder.course import REPO_ROOT
-from autograder.gradescope import SCRIPTS, build_zip, unpack
-from autograder.gradescope.results import (
+from autograder.classroom.gradescope import SCRIPTS, build_zip, unpack
+from autograder.classroom.gradescope.results import (
     SubmissionProblem,
     find_notebook,
     graded_cells,
@@ -26,9 +24,12 @@ from autograder.gradescope.results import (
     results_from,
     validate,
 )
-from autograder.layout import Course
-from autograder.notebooks import read_notebook
-from autograder.probes import probe_for
+from autograder.course import notebooks
+from autograder.course.grading_folder import probe_for
+from autograder.course.layout import Course
+from autograder.course.notebooks import read_notebook
+from autograder.course.settings import REPO_ROOT
+from autograder.engine import sandbox
 
 ASSIGNMENT = "03_custom_functions"  # small, with a probe: the trusted run takes part
 COURSE = Course(REPO_ROOT)
@@ -155,7 +156,7 @@ def test_the_zip_holds_the_scripts_at_its_root_the_wheel_and_the_source(autograd
     inside = zipfile.ZipFile(unpack(autograder_zip, tmp_path) / wheels[0]).namelist()
     # The trusted run needs the references and the probes; nbgrader its configuration.
     for needed in ("helpers/reference/custom_functions.py", "autograder/probes/__init__.py",
-                   "autograder/nbgrader_config.py", "autograder/gradescope/results.py"):
+                   "autograder/nbgrader_config.py", "autograder/classroom/gradescope/results.py"):
         assert needed in inside
     assert not [n for n in names if n.startswith("course/source/") and ASSIGNMENT not in n]
 
@@ -255,7 +256,7 @@ except OSError:
 
 
 def test_write_results_replaces_a_planted_file_and_a_folder_in_its_way(tmp_path):
-    from autograder.gradescope.results import write_results
+    from autograder.classroom.gradescope.results import write_results
 
     target = tmp_path / "results" / "results.json"
     target.parent.mkdir()
@@ -270,7 +271,7 @@ def test_write_results_replaces_a_planted_file_and_a_folder_in_its_way(tmp_path)
 
 
 def test_a_grader_fault_still_writes_a_valid_results_json_that_says_why(tmp_path):
-    from autograder.gradescope.results import grade_gradescope
+    from autograder.classroom.gradescope.results import grade_gradescope
 
     (tmp_path / "source" / "course" / "source").mkdir(parents=True)  # no assignment in the course
     with pytest.raises(RuntimeError):

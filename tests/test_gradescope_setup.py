@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.course import REPO_ROOT
+from autograder.course.settings import REPO_ROOT
 
 SETUP = REPO_ROOT / "autograder" / "gradescope" / "setup.sh"
 

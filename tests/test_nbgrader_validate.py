@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.layout import Course
+from autograder.course.layout import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)

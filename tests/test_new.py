@@ -13,9 +13,9 @@ import nbformat
 import pytest
 from conftest import copy_fixture_course
 
-from autograder.layout import CourseError
-from autograder.new import scaffold
-from autograder.notebooks import read_notebook, write_notebook
+from autograder.authoring.new import scaffold
+from autograder.course.layout import CourseError
+from autograder.course.notebooks import read_notebook, write_notebook
 
 ASSIGNMENT = "09_softmax"
 REPO = Path(__file__).resolve().parents[1]
@@ -93,7 +93,7 @@ def test_new_updates_the_readme_blocks_so_that_publish_does_not_refuse(tmp_path,
     from test_configure import full_course_copy
 
     from autograder.__main__ import main
-    from autograder.configure import disagreements
+    from autograder.authoring.configure import disagreements
 
     course = full_course_copy(tmp_path / "course")
     assert disagreements(course, release=False) == []

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograder.points import (
+from autograder.course.points import (
     Disagreement,
     disagreements,
     exercise_points,
@@ -104,7 +104,7 @@ def test_a_table_without_points_states_none():
 
 
 def test_an_unreadable_points_column_is_a_failed_gate_naming_the_row():
-    from autograder.check import points_problems
+    from autograder.authoring.check import points_problems
 
     nb = _tiny(TABLE.replace("| relu | 4 |", "| relu | 2 + 2 |"), SUMMARY)
     (problem,) = points_problems(nb, "tiny")
@@ -122,8 +122,8 @@ def test_a_real_notebook_with_a_planted_disagreement_fails():
 
 
 def test_the_design_docs_exercise_table_is_what_the_notebooks_say():
-    from autograder import exercise_table
-    from autograder.layout import Course
+    from autograder.authoring import exercise_table
+    from autograder.course.layout import Course
 
     assert not exercise_table.stale(Course(ROOT)), (
         "docs/design.md's exercise table differs from the source notebooks: "
@@ -131,8 +131,8 @@ def test_the_design_docs_exercise_table_is_what_the_notebooks_say():
 
 
 def test_release_writes_the_exercise_table_from_the_metadata(tmp_path):
-    from autograder import exercise_table
-    from autograder.readme import ReadmeError, block_text
+    from autograder.authoring import exercise_table
+    from autograder.authoring.readme import ReadmeError, block_text
     from tests.conftest import copy_fixture_course
 
     course = copy_fixture_course(tmp_path / "course")

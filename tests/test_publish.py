@@ -13,13 +13,13 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 from test_configure import full_course_copy
 
 from autograder.__main__ import main
-from autograder.course import REPO_ROOT, course_settings
-from autograder.layout import Course
-from autograder.leaks import find_leaks, secrets, windows
-from autograder.notebooks import read_notebook, write_notebook
-from autograder.publish import MARKER, PublishError, publish
-from autograder.readme import render_readme
-from autograder.setup_cell import setup_head
+from autograder.authoring.leaks import find_leaks, secrets, windows
+from autograder.authoring.publish import MARKER, PublishError, publish
+from autograder.authoring.readme import render_readme
+from autograder.authoring.setup_cell import setup_head
+from autograder.course.layout import Course
+from autograder.course.notebooks import read_notebook, write_notebook
+from autograder.course.settings import REPO_ROOT, course_settings
 
 pytestmark = pytest.mark.slow  # nbgrader generates the release (seconds per notebook)
 
@@ -302,8 +302,8 @@ def test_publish_refuses_a_notebook_that_shows_an_earlier_answer_before_its_due_
 def test_the_course_calendar_releases_no_notebook_before_the_answers_it_shows_are_due():
     """This course's [tool.course.release]: at each assignment's release time, the gate passes
     for it (03 shows 02's training loop, 07 06's evaluate: each opens after that one is due)."""
-    from autograder.publish import shown_answers
-    from autograder.term import course_term
+    from autograder.authoring.publish import shown_answers
+    from autograder.course.term import course_term
 
     term = course_term(REPO_ROOT, COURSE.assignments())
     assert set(term.release) == set(COURSE.assignments())

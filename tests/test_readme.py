@@ -3,9 +3,9 @@
 import re
 from pathlib import Path
 
-from autograder.course import colab_url, course_settings
-from autograder.layout import Course
-from autograder.readme import student_readme
+from autograder.authoring.readme import student_readme
+from autograder.course.layout import Course
+from autograder.course.settings import colab_url, course_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,9 +62,9 @@ def test_the_student_readme_is_self_contained():
 def test_authoring_states_the_mutant_minimum_the_summary_contract_and_a_worked_example():
     """authoring.md said "at least four" without the gate, described a summary dict that 03 does
     not follow, and had no worked example of adding an assignment."""
-    from autograder.check import MIN_MUTANTS
-    from autograder.notebooks import read_notebook
-    from autograder.points import summary_points
+    from autograder.authoring.check import MIN_MUTANTS
+    from autograder.course.notebooks import read_notebook
+    from autograder.course.points import summary_points
 
     text = (ROOT / "docs" / "authoring.md").read_text()
     assert f"MIN_MUTANTS = {MIN_MUTANTS}" in text

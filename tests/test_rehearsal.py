@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import notebooks
-from autograder.course import REPO_ROOT
-from autograder.lateness import course_policy
+from autograder.course import notebooks
+from autograder.course.lateness import course_policy
+from autograder.course.settings import REPO_ROOT
 
 ASSIGNMENT = "03_custom_functions"
 SCRIPT = REPO_ROOT / "scripts" / "class_rehearsal.py"

@@ -22,10 +22,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import sandbox
-from autograder.course import REPO_ROOT
-from autograder.grade import grade
-from autograder.notebooks import grade_id, read_notebook
+from autograder.batch.grade import grade
+from autograder.course.notebooks import grade_id, read_notebook
+from autograder.course.settings import REPO_ROOT
+from autograder.engine import sandbox
 
 pytestmark = pytest.mark.slow
 ASSIGNMENT = "00_fixture"

@@ -1,4 +1,4 @@
-"""Grading kernels have no network (autograder/sandbox.py): not even the grader's 127.0.0.1."""
+"""Grading kernels have no network (autograder/engine/sandbox.py): not even the grader's 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import threading
 import nbformat
 import pytest
 
-from autograder import sandbox
-from autograder.execute import GradingExecute
-from autograder.kernel_server import KernelServer
+from autograder.engine import sandbox
+from autograder.engine.execute import GradingExecute
+from autograder.engine.kernel_server import KernelServer
 
 PROBLEM = "; ".join(p for p in sandbox.problems() if "network" in p or "not sandboxed" in p)
 needs_namespaces = pytest.mark.skipif(bool(PROBLEM), reason=PROBLEM)

@@ -1,4 +1,4 @@
-"""The static scan (autograder/scan.py): tampering is named, right answers in any style are not.
+"""The static scan (autograder/engine/scan.py): tampering is named, right answers in any style are not.
 
 Each right answer below is written the way a student might, in the solution cell of the real
 source notebook; `verify.scan_failures` is what withdraws points, so it is what is asked.
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import scan, verify
-from autograder.layout import Course
-from autograder.notebooks import read_notebook
+from autograder.course.layout import Course
+from autograder.course.notebooks import read_notebook
+from autograder.engine import scan, verify
 
 ROOT = Path(__file__).resolve().parent.parent
 SETUP_IMPORTS = {"np", "torch", "nn", "F", "plt", "helpers", "check_close", "check_equal"}

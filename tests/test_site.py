@@ -11,7 +11,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograder.site import SiteError, build_site, math_to_mathml, title_and_summary
+from autograder.authoring.site import SiteError, build_site, math_to_mathml, title_and_summary
 from tests.conftest import copy_fixture_course
 
 PLOT_RGB = (214, 39, 40)  # the red the fixture lecture fills its plot with (#d62728)

@@ -2,7 +2,7 @@
 
 An answer is a run of consecutive code lines from a solution or a hidden test in `source/`;
 single generic lines (`return torch.device("cpu")`) are shared with the helpers by design.
-The search is autograder/leaks.py's, the one `publish` runs on the student repository.
+The search is autograder/authoring/leaks.py's, the one `publish` runs on the student repository.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import course_settings
-from autograder.leaks import answer_windows, code_lines
-from autograder.wheel import build_student_wheel
+from autograder.authoring.leaks import answer_windows, code_lines
+from autograder.authoring.wheel import build_student_wheel
+from autograder.course.settings import course_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grade import grade
-from autograder.layout import Course
-from autograder.notebooks import grade_id, is_test, nbgrader, read_notebook
+from autograder.batch.grade import grade
+from autograder.course.layout import Course
+from autograder.course.notebooks import grade_id, is_test, nbgrader, read_notebook
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import scan, verify
-from autograder.layout import Course
-from autograder.notebooks import grade_id, is_solution, read_notebook
+from autograder.course.grading_folder import probe_for
+from autograder.course.layout import Course
+from autograder.course.notebooks import grade_id, is_solution, read_notebook
+from autograder.engine import scan, verify
 from autograder.probes import (
     Exercise,
     Probe,
@@ -19,7 +20,6 @@ from autograder.probes import (
     compare_arrays,
     judge,
     kernel_cells,
-    probe_for,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
