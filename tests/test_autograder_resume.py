@@ -15,9 +15,12 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
+from conftest import copy_fixture_course
 
+from autograder.__main__ import main
+from autograder.authoring.release import release
 from autograder.batch.grade import _journaled, grade, grade_batch
-from autograder.batch.journal import Journal, fingerprint, grading_settings
+from autograder.batch.journal import Journal, fingerprint, grading_code, grading_settings
 from autograder.course.atomic import atomic_write
 from autograder.course.notebooks import grade_id, read_notebook
 from autograder.engine.job import Failure, GradeJob, GradeResult
@@ -50,11 +53,11 @@ def test_the_fingerprint_changes_with_the_notebook_the_source_and_the_settings(t
     notebook.write_text("student")
     source.write_text("tests")
     job = GradeJob("s", "00_fixture", notebook, tmp_path, tmp_path)
-    settings = grading_settings(60)
+    settings = grading_settings(tmp_path, 60)
     first = fingerprint(job, source, settings)
-    assert fingerprint(job, source, grading_settings(60)) == first  # deterministic
-    assert fingerprint(job, source, grading_settings(30))["digest"] != first["digest"]
-    assert fingerprint(job, source, grading_settings(60, False))["digest"] != first["digest"]
+    assert fingerprint(job, source, grading_settings(tmp_path, 60)) == first  # deterministic
+    assert fingerprint(job, source, grading_settings(tmp_path, 30))["digest"] != first["digest"]
+    assert fingerprint(job, source, grading_settings(tmp_path, 60, False))["digest"] != first["digest"]
     source.write_text("tests, edited")
     assert fingerprint(job, source, settings)["digest"] != first["digest"]
     source.write_text("tests")
@@ -62,12 +65,30 @@ def test_the_fingerprint_changes_with_the_notebook_the_source_and_the_settings(t
     assert fingerprint(job, source, settings)["digest"] != first["digest"]
 
 
+def test_the_fingerprint_holds_the_graded_courses_probes_and_the_grading_layers_only(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root in (first, second):
+        (root / "grading" / "00_fixture").mkdir(parents=True)
+        (root / "grading" / "00_fixture" / "probe.py").write_text("PROBE = 1\n")
+    before = grading_settings(first, 60)
+    (second / "grading" / "00_fixture" / "probe.py").write_text("PROBE = 2\n")
+    assert grading_settings(first, 60) == before  # another course's probe is not this one's
+    (first / "grading" / "00_fixture" / "probe.py").write_text("PROBE = 2\n")
+    assert grading_settings(first, 60)["code"] != before["code"]
+    names = {name for name, _ in grading_code(first)}
+    assert {"autograder/engine/job.py", "autograder/engine/verify.py", "autograder/nbgrader_config.py",
+            "autograder/probes/kernel.py", "autograder/course/notebooks.py", "helpers/checks.py",
+            "grading/00_fixture/probe.py"} <= names
+    assert not {n for n in names if n.startswith(("autograder/batch/", "autograder/authoring/",
+                                                  "autograder/classroom/", "autograder/__main__"))}
+
+
 def test_a_record_is_reused_only_when_its_fingerprint_matches(tmp_path):
     notebook = tmp_path / "nb.ipynb"
     notebook.write_text("x")
     job = GradeJob("s", "00_fixture", notebook, tmp_path, tmp_path)
     journal = Journal(tmp_path / "out")
-    inputs = fingerprint(job, notebook, grading_settings(60))
+    inputs = fingerprint(job, notebook, grading_settings(tmp_path, 60))
     result = GradeResult("s", "00_fixture", "submission", "error", 0.0, 6.0, reason="bad JSON")
     assert journal.write(result, inputs)
     assert journal.reusable(job, inputs) == result
@@ -88,10 +109,10 @@ def test_the_gradebook_never_takes_a_record_of_other_inputs(tmp_path):
     notebook.write_text("first")
     job = GradeJob("s", "00_fixture", notebook, tmp_path, tmp_path)
     journal = Journal(tmp_path / "out")
-    old_inputs = fingerprint(job, notebook, grading_settings(60))
+    old_inputs = fingerprint(job, notebook, grading_settings(tmp_path, 60))
     journal.write(GradeResult("s", "00_fixture", "submission", "graded", 6.0, 6.0), old_inputs)
     notebook.write_text("second")
-    new_inputs = fingerprint(job, notebook, grading_settings(60))
+    new_inputs = fingerprint(job, notebook, grading_settings(tmp_path, 60))
     crash = GradeResult("s", "00_fixture", "submission", "error", 0.0, 6.0,
                         reason="the grading process crashed (its worker process died)",
                         failure=Failure.CRASHED)
@@ -175,6 +196,31 @@ def test_a_changed_submission_is_graded_again_the_rest_reused(released_course, n
     report = json.loads((out / "report.json").read_text())
     assert report["reused"] == 1 and report["graded"] == 2 and report["failed"] == []
     assert [s["student_id"] for s in report["slowest"]] == ["bob"]
+
+
+@pytest.mark.slow
+def test_editing_the_graded_courses_probe_regrades_its_submissions(tmp_path):
+    """The journal's fingerprint holds the graded course's grading/ (--root), not this
+    checkout's: a probe edited there regrades what it judged (issue 21, item 5)."""
+    course = copy_fixture_course(tmp_path / "course")
+    release(course)
+    submitted, out = tmp_path / "in", tmp_path / "out"
+    _submit(submitted, "alice", read_notebook(course.source_notebook("00_fixture")))
+    command = ["--root", str(course.root), "grade", str(submitted), "--out", str(out), "--jobs", "1"]
+    assert main(command) == 0
+    assert _scores(out) == {"alice": "6"}
+    probe = course.root / "grading" / "00_fixture" / "probe.py"
+    right = 'inputs["x"] * float(inputs["factor"])}'
+    assert right in probe.read_text()
+    probe.write_text(probe.read_text().replace(right, 'inputs["x"] * float(inputs["factor"]) + 1}'))
+    assert main(command) == 0
+    assert json.loads((out / "report.json").read_text())["reused"] == 0
+    assert _scores(out) == {"alice": "3"}  # scale now fails the edited probe
+
+
+def _scores(out: Path) -> dict[str, str]:
+    with open(out / "grades.csv", newline="") as f:
+        return {row["student_id"]: row["score"] for row in csv.DictReader(f)}
 
 
 def _tree_alive(pids):

@@ -241,7 +241,7 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
                          feedback_dir=out / "feedback" / s.student_id / s.assignment,
                          autograded_dir=out / "autograded" / s.student_id / s.assignment)
                 for s in todo]
-        settings = grading_settings(timeout or load_config(template.dir).Execute.timeout)
+        settings = grading_settings(course.root, timeout or load_config(template.dir).Execute.timeout)
         inputs = [fingerprint(j, template.source_notebook(j.assignment), settings) for j in jobs]
         results: list[GradeResult | None] = [
             None if regrade else journal.reusable(j, i) for j, i in zip(jobs, inputs)]

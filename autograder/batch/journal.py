@@ -2,8 +2,9 @@
 
 `OUT/.journal/<assignment>/<student>.json` holds a result and the fingerprint of everything
 that determined it: the submitted notebook's bytes, the source notebook's bytes (solutions and
-hidden tests), and the settings that change scores (cell timeout, nbgrader_config.py, the
-grading and helpers code, package versions, the AUTOGRADER_*/PYTORCH_COURSE_* variables, the
+hidden tests), and the settings that change scores (cell timeout, nbgrader_config.py, the code
+that grades: autograder's engine and the layers under it (autograder/layers.py), helpers and the
+graded course's grading/; package versions, the AUTOGRADER_*/PYTORCH_COURSE_* variables, the
 warnings found while collecting). A later run reuses a record only when its fingerprint
 matches; anything else is graded again. Records are written atomically (temporary file,
 then os.replace), so an interrupted run leaves whole records or none.
@@ -22,8 +23,9 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from autograder import layers
 from autograder.course.atomic import atomic_write
-from autograder.course.settings import REPO_ROOT
+from autograder.course.grading_folder import GRADING
 from autograder.engine.job import Failure, GradeJob, GradeResult
 
 FOLDER = ".journal"
@@ -32,35 +34,38 @@ _VERSIONED = ("nbgrader", "nbclient", "ipykernel", "numpy", "torch", "torchvisio
 # not the ones that only change speed or where things are.
 _ENV_PREFIXES = ("AUTOGRADER_", "PYTORCH_COURSE_")
 _ENV_IGNORED = ("AUTOGRADER_WARM_KERNELS", "AUTOGRADER_ROOT")
-# Modules of autograder/ that never run while a submission is graded (other commands, the batch
-# plumbing): editing them regrades nothing. Every other file, new ones included, counts.
-_NOT_GRADING = {"__init__.py", "__main__.py", "backends.py", "benchmark.py", "check.py",
-                "collect.py", "configure.py", "course.py", "export.py", "feedback_archive.py",
-                "grade.py", "journal.py", "lateness.py", "layout.py", "leaks.py", "mutants.py",
-                "new.py", "publish.py", "readme.py", "release.py", "setup_cell.py",
-                "setup_cell_head.py", "term.py", "wheel.py"}
-# Subpackages of autograder/ that other commands use (the website, Gradescope's zip, `new`'s files).
-_NOT_GRADING_PACKAGES = {"gradescope", "scaffold", "site"}
 
-
-GRADING = REPO_ROOT / "grading"
 
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _sha256_tree(folders: Iterable[Path]) -> str:
-    """One digest of the .py files under these folders (path and content) that grade."""
+def _sha256_files(files: Iterable[tuple[str, Path]]) -> str:
+    """One digest of these files, each by its name and its content."""
     digest = hashlib.sha256()
-    for folder in folders:
-        for path in sorted(Path(folder).rglob("*.py")):
-            rel = path.relative_to(folder).parts
-            if "__pycache__" not in path.parts and not (
-                    path.parent.name == "autograder" and path.name in _NOT_GRADING) and not (
-                    Path(folder).name == "autograder" and len(rel) > 1 and rel[0] in _NOT_GRADING_PACKAGES):
-                digest.update(str(path.relative_to(folder)).encode() + b"\0")
-                digest.update(path.read_bytes() + b"\0")
+    for name, path in files:
+        digest.update(name.encode() + b"\0")
+        digest.update(Path(path).read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def _python_files(folder: Path) -> list[Path]:
+    return [p for p in sorted(Path(folder).rglob("*.py")) if "__pycache__" not in p.parts]
+
+
+def grading_code(course_root: Path) -> list[tuple[str, Path]]:
+    """The code that judges every submission of the course at `course_root`, by name: the
+    modules of autograder's grading layers (layers.grading_files), helpers (what the notebooks
+    import) and the course's grading/ (its probes)."""
+    package = _package_dir("autograder") or layers.PACKAGE
+    files = [(f"autograder/{p.relative_to(package)}", p) for p in layers.grading_files(package)]
+    helpers = _package_dir("helpers")
+    if helpers is not None:
+        files += [(f"helpers/{p.relative_to(helpers)}", p) for p in _python_files(helpers)]
+    grading = Path(course_root) / GRADING
+    if grading.is_dir():
+        files += [(f"{GRADING}/{p.relative_to(grading)}", p) for p in _python_files(grading)]
+    return files
 
 
 def _package_dir(name: str) -> Path | None:
@@ -70,8 +75,9 @@ def _package_dir(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def grading_settings(timeout: int, restore_missing_cells: bool = True) -> dict:
-    """What, besides the two notebooks, decides a score; computed once per batch."""
+def grading_settings(course_root: Path, timeout: int, restore_missing_cells: bool = True) -> dict:
+    """What, besides the two notebooks, decides a score in the course at `course_root`;
+    computed once per batch."""
     from autograder.engine.nbgrader_setup import CONFIG_FILE
 
     versions = {}
@@ -80,12 +86,10 @@ def grading_settings(timeout: int, restore_missing_cells: bool = True) -> dict:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
-    code = [d for d in (_package_dir("autograder"), _package_dir("helpers")) if d is not None]
-    code += [GRADING] if GRADING.is_dir() else []  # the probes judge every submission too
     env = {k: v for k, v in sorted(os.environ.items())
            if k.startswith(_ENV_PREFIXES) and k not in _ENV_IGNORED}
     return {"timeout": int(timeout), "restore_missing_cells": bool(restore_missing_cells),
-            "nbgrader_config": sha256_file(CONFIG_FILE), "code": _sha256_tree(code),
+            "nbgrader_config": sha256_file(CONFIG_FILE), "code": _sha256_files(grading_code(course_root)),
             "python": platform.python_version(), "versions": versions, "env": env}
 
 
