@@ -105,7 +105,7 @@ def default_jobs() -> int:
 def scratch_folder(parent: Path, prefix: str = "tmp") -> Iterator[str]:
     """A temporary folder under `parent`, removed on exit without ever failing the job.
 
-    Seen at load 8 (tests/test_autograder_session.py plays it back): removing a job's
+    Seen at load 8 (tests/batch/test_session.py plays it back): removing a job's
     gradebook folder raised `OSError: [Errno 39] Directory not empty` because a file appeared
     in it while it was removed (SQLite's journal of a connection that closes late), and the
     mutant it graded was reported as "could not be graded". Removal is retried; what is still

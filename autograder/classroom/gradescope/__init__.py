@@ -11,7 +11,7 @@ submission, which must leave /autograder/results/results.json. The zip holds:
   course/source/ASSIGNMENT/   the source notebook and the files beside it (the gradebook's truth)
   course/grading/ASSIGNMENT/  its probe, for the trusted run (mutants and variants ride along);
                     like course/source/, no grading kernel can read it: both are private paths
-                    of the sandbox (autograder/batch/session.py), which tests/test_gradescope.py checks
+                    of the sandbox (autograder/batch/session.py), which tests/classroom/test_gradescope.py checks
                     from inside a kernel that run_autograder started
 
 Both scripts are files beside this module (setup.sh, run_autograder), read as they are.

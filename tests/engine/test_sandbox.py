@@ -22,7 +22,7 @@ from autograder.engine.template import build_template
 
 PROBLEM = "; ".join(p for p in sandbox.problems() if "not sandboxed" in p or "can read" in p)
 needs_namespaces = pytest.mark.skipif(bool(PROBLEM), reason=PROBLEM)
-SOURCE = Path(__file__).parent / "fixtures" / "course" / "source"
+SOURCE = Path(__file__).parents[1] / "fixtures" / "course" / "source"
 
 # What a student's cell would try: read the file, look under the mount, go through the parent.
 SNOOP = """import ctypes, os

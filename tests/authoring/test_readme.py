@@ -7,7 +7,7 @@ from autograder.authoring.readme import student_readme
 from autograder.course.layout import Course
 from autograder.course.settings import colab_url, course_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_readme_has_an_open_in_colab_link_for_every_notebook():

@@ -16,7 +16,7 @@ from autograder.authoring.leaks import answer_windows, code_lines
 from autograder.authoring.wheel import build_student_wheel
 from autograder.course.settings import course_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

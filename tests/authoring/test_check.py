@@ -160,7 +160,7 @@ def test_a_missing_probe_fails(fixture_course):
 
 def test_a_mutant_that_names_no_exercise_fails(fixture_course):
     """A solution cell that only runs code (no def, class or name) holds no exercise to probe; a mutant
-    naming no solution cell at all fails the gate 'mutants' (test_autograder_mutants.py)."""
+    naming no solution cell at all fails the gate 'mutants' (test_mutants.py)."""
     path = fixture_course.source_notebook("00_fixture")
     nb = nbformat.read(path, as_version=4)
     copy_cell(nb, "scale", "demo", "print(3)\n")

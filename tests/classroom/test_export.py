@@ -17,7 +17,7 @@ from autograder.batch.grade import CSV_COLUMNS
 from autograder.course.lateness import LatePolicy, load_policy, parse_due
 from autograder.course.layout import CourseError
 
-LMS = Path(__file__).parent / "fixtures" / "lms"
+LMS = Path(__file__).parents[1] / "fixtures" / "lms"
 A = "00_fixture"
 DUE = "2026-12-01T23:59:00+00:00"
 POLICY = f"""

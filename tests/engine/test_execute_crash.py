@@ -24,7 +24,7 @@ from autograder.course.notebooks import (
 )
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = ("01_numpy_mlp", "03_custom_functions")
 CRASH = "\n\nimport os\n\nos._exit(1)\n"
 

@@ -18,7 +18,7 @@ from autograder.course.layout import CourseError
 from autograder.course.notebooks import read_notebook, write_notebook
 
 ASSIGNMENT = "09_softmax"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def autograder(course_root: Path, *args: str) -> subprocess.CompletedProcess:

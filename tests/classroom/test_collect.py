@@ -20,7 +20,7 @@ from autograder.batch.grade import collect as find_submissions
 from autograder.classroom.collect import Candidate, Collected, Entry, names_assignment, place
 from autograder.course.layout import CourseError
 
-LMS = Path(__file__).parent / "fixtures" / "lms"
+LMS = Path(__file__).parents[1] / "fixtures" / "lms"
 A = "00_fixture"
 
 

@@ -17,7 +17,7 @@ from autograder.course.points import (
     table_points,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "source").glob("*/*.ipynb"))
 
 

@@ -41,7 +41,7 @@ FAULTS = {
     # limit stops it; without one it would succeed (overcommit) and the test fail.
     "hogs_memory": "import numpy as np\n\nchunks = [np.zeros(10**9, np.uint8) for _ in range(50)]",
 }
-SOURCE = Path(__file__).parent / "fixtures" / "course" / "source"
+SOURCE = Path(__file__).parents[1] / "fixtures" / "course" / "source"
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from autograder.probes import (
     kernel_cells,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("code, found", [

@@ -14,7 +14,7 @@ from autograder.course.layout import Course
 from autograder.course.notebooks import read_notebook
 from autograder.engine import scan, verify
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SETUP_IMPORTS = {"np", "torch", "nn", "F", "plt", "helpers", "check_close", "check_equal"}
 
 TAMPERING = {

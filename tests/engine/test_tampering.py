@@ -21,7 +21,7 @@ from autograder.course.layout import Course
 from autograder.course.notebooks import grade_id, is_test, nbgrader, read_notebook
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_numpy_mlp"
 BASELINE = 1.0  # test_relu (01's relu carries one point since issue 20)
 
