@@ -19,8 +19,8 @@ SCRIPTS = GITHUB / "scripts"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
 # Every shell script CI or Gradescope runs.
 SHELL_SCRIPTS = [*sorted(SCRIPTS.glob("*.sh")), REPO_ROOT / ".ci" / "run",
-                 REPO_ROOT / "autograder" / "gradescope" / "setup.sh",
-                 REPO_ROOT / "autograder" / "gradescope" / "run_autograder"]
+                 REPO_ROOT / "autograder" / "classroom" / "gradescope" / "setup.sh",
+                 REPO_ROOT / "autograder" / "classroom" / "gradescope" / "run_autograder"]
 
 
 def _tool(name: str) -> str:

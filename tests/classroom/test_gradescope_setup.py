@@ -10,7 +10,7 @@ from pathlib import Path
 
 from autograder.course.settings import REPO_ROOT
 
-SETUP = REPO_ROOT / "autograder" / "gradescope" / "setup.sh"
+SETUP = REPO_ROOT / "autograder" / "classroom" / "gradescope" / "setup.sh"
 
 
 def final_check() -> str:

@@ -74,7 +74,7 @@ def test_enter_kernel_hides_folders_and_files_and_holds_against_unmount(secrets)
     folder, loose, job = secrets
     code = textwrap.dedent(f"""
         import os
-        from autograder import sandbox
+        from autograder.engine import sandbox
         sandbox.enter_kernel(sandbox.Plan(hide=({str(folder)!r}, {str(loose)!r}, "/no/such/path"),
                                           job={str(job)!r}))
         print(os.getpid(), open({str(loose)!r}).read() == "")
@@ -166,8 +166,8 @@ def test_a_kernel_sees_its_own_job_folder_but_not_the_other_jobs_beside_it(serve
 
 
 PLANT = """import os
-os.makedirs("autograder", exist_ok=True)
-for name in ("__init__.py", "kernel_server.py"):
+os.makedirs(os.path.join("autograder", "engine"), exist_ok=True)
+for name in ("__init__.py", os.path.join("engine", "__init__.py"), os.path.join("engine", "kernel_server.py")):
     with open(os.path.join("autograder", name), "w") as f:
         f.write("open({marker!r}, 'w').write('the launcher ran this')\\n")
 print("planted")"""
@@ -180,7 +180,7 @@ def test_the_launcher_never_imports_what_a_kernel_left_in_its_folder(outside_tmp
     job, marker = outside_tmp / "job", outside_tmp / "escaped.txt"
     job.mkdir()
     assert run_kernel(job, PLANT.format(marker=str(marker)), sandbox=False) == ["planted"]
-    assert (job / "autograder" / "kernel_server.py").is_file()
+    assert (job / "autograder" / "engine" / "kernel_server.py").is_file()
     assert run_kernel(job, "print('graded')", hide=[str(outside_tmp / "nothing")]) == ["graded"]
     assert not marker.exists(), "the launcher ran code a kernel wrote"
 
