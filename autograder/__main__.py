@@ -7,22 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import (
-    benchmark,
-    check,
-    collect,
-    configure,
-    export,
-    feedback_archive,
-    grade,
-    gradescope,
-    new,
-    publish,
-    release,
-    site,
-    wheel,
-)
-from autograder.layout import ROOT_ENV, Course, CourseError, default_root
+from autograder.authoring import check, configure, new, publish, release, site, wheel
+from autograder.batch import bench, grade
+from autograder.classroom import collect, export, feedback, gradescope
+from autograder.course.layout import ROOT_ENV, Course, CourseError, default_root
 
 COMMANDS = {
     "release": (release, "generate release/ from source/ with nbgrader (and normalize both)"),
@@ -30,8 +18,8 @@ COMMANDS = {
     "grade": (grade, "autograde a folder of submissions into grades.csv and feedback HTML"),
     "collect": (collect, "lay an LMS bulk download (Canvas, Gradescope, a zip) out as SUBMITTED/"),
     "export": (export, "grades.csv to a Canvas or Gradescope import, or one wide table, with late penalties"),
-    "feedback": (feedback_archive, "one zip per student: feedback HTML and an index of scores and penalties"),
-    "bench": (benchmark, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
+    "feedback": (feedback, "one zip per student: feedback HTML and an index of scores and penalties"),
+    "bench": (bench, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
     "new": (new, "scaffold an assignment: source notebook, reference, grading folder; check passes at once"),
     "configure": (configure, "point the course at its student repository (pyproject, setup cells, README)"),
     "publish": (publish, "write the student repository's tree (release/, lectures, README, LICENSE)"),

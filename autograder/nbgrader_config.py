@@ -1,7 +1,7 @@
 """The course's one nbgrader configuration; every setting carries its reason.
 
 `python -m autograder` loads this file and then points `CourseDirectory.root` and `db_url` at
-each job's own temporary course folder (see autograder/config.py). nbgrader's own command line
+each job's own temporary course folder (see autograder/engine/nbgrader_setup.py). nbgrader's own command line
 reads it too (nbgrader 0.9 has no --config option: it reads ./nbgrader_config.py), from a folder
 whose nbgrader_config.py says `load_subconfig("autograder/nbgrader_config.py")`:
 
@@ -12,10 +12,10 @@ Environment: AUTOGRADER_CELL_TIMEOUT (seconds per cell, default 60), AUTOGRADER_
 (default 512), AUTOGRADER_KERNEL_TMP (default 512M), AUTOGRADER_KERNEL_WRITES (default 512M),
 AUTOGRADER_OUTPUT_LIMIT (default 8M), AUTOGRADER_KERNEL_CPU (CPU seconds, default 1200; 0: none),
 AUTOGRADER_NOTEBOOK_BUDGET (seconds per notebook, default 600; 0: none). Kernels run in the
-sandbox of autograder/sandbox.py (GradingExecute.sandbox); docs/design.md's "Threat model" says
+sandbox of autograder/engine/sandbox.py (GradingExecute.sandbox); docs/design.md's "Threat model" says
 what it guarantees. Autograde's pipelines are declared here (GradingExecute in place of Execute, the cell
 repairs), so nbgrader's own command line grades exactly as `python -m autograder grade` does
-before its trusted run (autograder/verify.py), which nbgrader has no place for.
+before its trusted run (autograder/engine/verify.py), which nbgrader has no place for.
 """
 
 import os
@@ -33,12 +33,12 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograder.drop_duplicate_cells import DropDuplicateCells
-from autograder.execute import GradingExecute
-from autograder.hide_hidden_tests import HideHiddenTests
-from autograder.neutralize_markers import NeutralizeMarkers
-from autograder.quiet_stderr import QuietStderr
-from autograder.restore_missing_cells import RestoreMissingCells
+from autograder.engine.drop_duplicate_cells import DropDuplicateCells
+from autograder.engine.execute import GradingExecute
+from autograder.engine.hide_hidden_tests import HideHiddenTests
+from autograder.engine.neutralize_markers import NeutralizeMarkers
+from autograder.engine.quiet_stderr import QuietStderr
+from autograder.engine.restore_missing_cells import RestoreMissingCells
 
 c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
 
@@ -74,8 +74,8 @@ c.Autograde.sanitize_preprocessors = [ClearOutput, DropDuplicateCells, Overwrite
                                       RestoreMissingCells, OverwriteCells, NeutralizeMarkers,
                                       CheckCellMetadata]
 # Grading: GradingExecute instead of Execute (a dead kernel keeps the points before it; memory,
-# CPU and time limits; warm, sandboxed kernels when autograder/config.py says where); QuietStderr
-# instead of IgnorePattern (the same drop, after noting the test cells nbgrader's own rule fails for
+# CPU and time limits; warm, sandboxed kernels when autograder/engine/nbgrader_setup.py says
+# where); QuietStderr instead of IgnorePattern (the same drop, after noting the test cells nbgrader's own rule fails for
 # their stderr: `check` holds the source notebook to that rule).
 c.Autograde.autograde_preprocessors = [GradingExecute, QuietStderr, ClearMetadataPreprocessor,
                                        LimitOutput, SaveAutoGrades, AssignLatePenalties,
@@ -99,7 +99,7 @@ c.Execute.shutdown_kernel = "immediate"
 # would make every later cell time out in turn: a 40-cell notebook, 40 minutes. After this grace
 # the kernel is killed; the cells before keep their points, the later ones are not run.
 c.GradingExecute.interrupt_grace = float(os.environ.get("AUTOGRADER_INTERRUPT_GRACE", "5"))
-# Memory a kernel may allocate: all its processes together (its cgroup, autograder/cgroups.py:
+# Memory a kernel may allocate: all its processes together (its cgroup, autograder/engine/cgroups.py:
 # three children of 2 GB each no longer fit under a per-process limit) and each one (RLIMIT_DATA:
 # heap, arrays, tensors, not the address space torch only reserves, so that one cell asking for 50 GB
 # gets a MemoryError at once instead of the cgroup's OOM kill). Measured (CPU): a kernel with torch,

@@ -9,7 +9,7 @@ step gives:
                    wrong one (the first known-wrong answer of grading/ASSIGNMENT/mutants), a right
                    one handed in a day late, a notebook that is not JSON. Written as Canvas's
                    "Download Submissions" zip names them, with the Submissions API's times
-                   (autograder/canvas_times.py); the zip also holds what a real download can: a
+                   (autograder/classroom/canvas_times.py); the zip also holds what a real download can: a
                    corrupt upload (bad CRC), a symbolic link to the instructor's source notebook,
                    two files of one name, a 21 MB upload, macOS's hidden files. The roster is
                    Canvas's gradebook export, with grades in the other assignments' columns and a
@@ -45,15 +45,15 @@ from pathlib import Path
 import nbformat
 
 import autograder as package
-from autograder import grading_folder
 from autograder.__main__ import main as autograder_main
-from autograder.course import REPO_ROOT
-from autograder.gradescope import unpack
-from autograder.lateness import course_policy
-from autograder.layout import Course, CourseError
-from autograder.mutants import apply_mutant, parse_mutant
-from autograder.notebooks import read_notebook, test_points
-from autograder.term import course_term
+from autograder.classroom.gradescope import unpack
+from autograder.course import grading_folder
+from autograder.course.lateness import course_policy
+from autograder.course.layout import Course, CourseError
+from autograder.course.mutants import apply_mutant, parse_mutant
+from autograder.course.notebooks import read_notebook, test_points
+from autograder.course.settings import REPO_ROOT
+from autograder.course.term import course_term
 
 CANVAS_ASSIGNMENT_ID = 4242
 # (sortable name as Canvas writes it, Canvas user id, file id, kind, hours after the due date)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.layout import Course
+from autograder.course.layout import Course
 
 FIXTURE_COURSE = Path(__file__).parent / "fixtures" / "course"
 
@@ -52,7 +52,7 @@ def outside_tmp():
 @pytest.fixture(scope="session")
 def released_course(tmp_path_factory) -> Course:
     """A copy of the fixture course with release/ generated; shared, so treat it as read-only."""
-    from autograder.release import release
+    from autograder.authoring.release import release
 
     course = copy_fixture_course(tmp_path_factory.mktemp("released") / "course")
     release(course)
@@ -64,7 +64,7 @@ def released_course(tmp_path_factory) -> Course:
 # once), and the files queue in this order, the longest first, so that no long file starts last.
 LONGEST_FIRST = ("test_pipeline", "test_grading_folders", "test_tampering", "test_student_path", "test_rehearsal",
                  "test_sandbox_attacks", "test_gradescope",
-                 "test_autograder_resume", "test_autograder_grade")
+                 "test_journal", "test_grade")
 
 
 def _module(item) -> str:

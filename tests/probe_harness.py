@@ -14,12 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import grading_folder, scan
-from autograder.course import REPO_ROOT
-from autograder.layout import Course
-from autograder.notebooks import read_notebook
-from autograder.probes import Probe, judge, probe_for, run_in_namespace
-from autograder.verify import exercises_by_cell, student_code
+from autograder.course import grading_folder
+from autograder.course.grading_folder import probe_for
+from autograder.course.layout import Course
+from autograder.course.notebooks import read_notebook
+from autograder.course.settings import REPO_ROOT
+from autograder.engine import scan
+from autograder.engine.verify import exercises_by_cell, student_code
+from autograder.probes import Probe, judge, run_in_namespace
 
 COURSE = Course(REPO_ROOT)
 
@@ -30,7 +32,7 @@ class Assignment:
 
     name: str
     probe: Probe
-    cells: tuple[tuple[str, str], ...]  # (kind, source) as autograder.verify.student_code gives them
+    cells: tuple[tuple[str, str], ...]  # (kind, source) as autograder.engine.verify.student_code gives them
     solutions: dict  # solution grade_id -> the exercises it defines
 
 

@@ -236,7 +236,7 @@ def test_in_a_grading_kernel_the_batches_come_from_the_trusted_feed_and_stop_at_
     answered, StdinNotImplementedError.)"""
     import nbformat
 
-    from autograder.execute import GradingExecute
+    from autograder.engine.execute import GradingExecute
 
     probe = probe_module()
     inputs = probe.challenge_inputs(np.random.default_rng(1)) | {"challenge.seed": np.asarray(3)}

@@ -23,8 +23,8 @@ from probe_harness import (
     samples,
 )
 
-from autograder import grading_folder
-from autograder.mutants import parse_mutant
+from autograder.course import grading_folder
+from autograder.course.mutants import parse_mutant
 
 ASSIGNMENTS = COURSE.assignments()
 SEEDS = (0, 1, 2)

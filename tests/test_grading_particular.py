@@ -11,10 +11,10 @@ import pytest
 import torch
 from probe_harness import COURSE, assignment, expected, failures, namespace
 
-from autograder import grading_folder
-from autograder.mutants import parse_mutant
-from autograder.notebooks import grade_id, is_test, nbgrader, read_notebook
-from autograder.verify import student_code
+from autograder.course import grading_folder
+from autograder.course.mutants import parse_mutant
+from autograder.course.notebooks import grade_id, is_test, nbgrader, read_notebook
+from autograder.engine.verify import student_code
 
 
 def sample(name: str, kind: str, stem: str) -> str:

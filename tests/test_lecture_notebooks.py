@@ -27,7 +27,7 @@ import nbformat
 import pytest
 import torch
 
-from autograder.setup_cell import setup_head
+from autograder.authoring.setup_cell import setup_head
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

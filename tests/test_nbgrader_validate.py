@@ -4,7 +4,7 @@ nbgrader fails a test cell that writes to stderr, so a warning printed by torch 
 (02's forward-mode Jacobian on torch 2.14 printed a FutureWarning) fails a student's Validate and a
 plain `nbgrader autograde`. Grading drops stderr before scoring (a student's warning must not cost
 points), so `check` holds the source notebooks to nbgrader's rule on their own grading run: its gate
-'validate' reads what `autograder/quiet_stderr.py` noted before the drop (tests/test_pipeline.py
+'validate' reads what `autograder/engine/quiet_stderr.py` noted before the drop (tests/test_pipeline.py
 asserts it for every assignment; tests/test_autograder_check.py shows the gate fail). This file shows
 that the rule is nbgrader's: `nbgrader validate` fails the cell, and QuietStderr names the same cell on
 the same notebook. (The untouched release failing every visible test, `validate --invert`, is the
@@ -23,7 +23,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder.quiet_stderr import QuietStderr
+from autograder.engine.quiet_stderr import QuietStderr
 
 
 def _validate(notebook: Path, tmp_path: Path, *options: str) -> str:

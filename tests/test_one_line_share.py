@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder.notebooks import read_notebook
-from autograder.points import exercise_points
+from autograder.course.notebooks import read_notebook
+from autograder.course.points import exercise_points
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "source").glob("*/*.ipynb"))

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder.check import MIN_MUTANTS, check, release_leaks
-from autograder.course import REPO_ROOT
-from autograder.layout import Course
-from autograder.notebooks import dumps, normalize, read_notebook
-from autograder.release import generate_release
+from autograder.authoring.check import MIN_MUTANTS, check, release_leaks
+from autograder.authoring.release import generate_release
+from autograder.course.layout import Course
+from autograder.course.notebooks import dumps, normalize, read_notebook
+from autograder.course.settings import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 

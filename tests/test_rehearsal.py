@@ -2,7 +2,7 @@
 on Canvas with a hostile download, an existing gradebook, late work, Gradescope, feedback.
 
 Run once, on the quickest assignment with two kernels; run_autograder grades the broken hand-in
-(tests/test_gradescope.py grades real answers with it). The script checks its own scores; this
+(tests/classroom/test_gradescope.py grades real answers with it). The script checks its own scores; this
 test reads what it left behind, as an instructor would.
 """
 
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import notebooks
-from autograder.course import REPO_ROOT
-from autograder.lateness import course_policy
+from autograder.course import notebooks
+from autograder.course.lateness import course_policy
+from autograder.course.settings import REPO_ROOT
 
 ASSIGNMENT = "03_custom_functions"
 SCRIPT = REPO_ROOT / "scripts" / "class_rehearsal.py"

@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.notebooks import HIDDEN_DELIMITERS, SOLUTION_DELIMITERS, _regions
+from autograder.course.notebooks import HIDDEN_DELIMITERS, SOLUTION_DELIMITERS, _regions
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "source").iterdir() if p.is_dir())

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder.layout import Course
+from autograder.course.layout import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 CELLS = ("test_jacobian_forward", "test_jacobian_reverse", "test_train_autograd_mlp", "test_to_numpy")

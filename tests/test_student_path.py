@@ -22,7 +22,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from autograder.wheel import build_student_wheel
+from autograder.authoring.wheel import build_student_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES = sorted((ROOT / "release").glob("*/*.ipynb"))

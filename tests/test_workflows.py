@@ -12,15 +12,15 @@ import nbformat
 import pytest
 import yaml
 
-from autograder.course import REPO_ROOT
+from autograder.course.settings import REPO_ROOT
 
 GITHUB = REPO_ROOT / ".github"
 SCRIPTS = GITHUB / "scripts"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
 # Every shell script CI or Gradescope runs.
 SHELL_SCRIPTS = [*sorted(SCRIPTS.glob("*.sh")), REPO_ROOT / ".ci" / "run",
-                 REPO_ROOT / "autograder" / "gradescope" / "setup.sh",
-                 REPO_ROOT / "autograder" / "gradescope" / "run_autograder"]
+                 REPO_ROOT / "autograder" / "classroom" / "gradescope" / "setup.sh",
+                 REPO_ROOT / "autograder" / "classroom" / "gradescope" / "run_autograder"]
 
 
 def _tool(name: str) -> str:
@@ -114,7 +114,7 @@ def test_the_release_tag_must_be_the_version_the_setup_cells_install(tmp_path):
 
     script = [sys.executable, str(SCRIPTS / "check_release_tag.py")]
     good = subprocess.run([*script, "v0.1.0"], capture_output=True, text=True)
-    version = __import__("autograder.course", fromlist=["x"]).project_metadata()["version"]
+    version = __import__("autograder.course.settings", fromlist=["x"]).project_metadata()["version"]
     assert version == "0.1.0", "this test names the course's version"
     assert good.returncode == 0, good.stderr
     bad = subprocess.run([*script, "v1.0.0"], capture_output=True, text=True)

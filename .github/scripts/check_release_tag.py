@@ -4,7 +4,7 @@ usage: python .github/scripts/check_release_tag.py TAG [COURSE_ROOT]
 
 One source of truth, the version: the tag must be v<[project] version> (the release that carries
 the wheel `pytorch_course_helpers-<version>-...whl`), and every setup cell must install that wheel
-from releases/download/v<version>/ (autograder/configure.py's check; `python -m autograder
+from releases/download/v<version>/ (autograder/authoring/configure.py's check; `python -m autograder
 configure` rewrites the cells). `git tag v1.0.0` on a course at version 0.1.0 would publish a
 release no setup cell installs from: every student's first cell would fail.
 """
@@ -16,9 +16,9 @@ from pathlib import Path
 
 
 def problems(tag: str, root: Path) -> list[str]:
-    from autograder.configure import disagreements
-    from autograder.course import SettingsError, course_settings
-    from autograder.layout import Course
+    from autograder.authoring.configure import disagreements
+    from autograder.course.layout import Course
+    from autograder.course.settings import SettingsError, course_settings
 
     try:
         settings = course_settings(root)

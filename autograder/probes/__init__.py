@@ -2,7 +2,7 @@
 
 A student controls the kernel that runs nbgrader's tests: it can monkeypatch the checks, return
 objects whose `__eq__` is always true, or install IPython hooks that turn `assert` into `pass`.
-So the points are also earned a second way that the kernel cannot fake (autograder/verify.py):
+So the points are also earned a second way that the kernel cannot fake (autograder/engine/verify.py):
 
 1. The trusted grading process draws fresh inputs (`make_inputs`, from a seed the student
    cannot know) and writes them as plain arrays.
@@ -15,10 +15,10 @@ So the points are also earned a second way that the kernel cannot fake (autograd
 
 A hostile kernel can only write numbers into the outputs file; to write the right ones it has to
 compute them, which is the exercise. A test cell keeps its nbgrader points only when the exercise
-it belongs to passes here (autograder/engine.py).
+it belongs to passes here (autograder/engine/job.py).
 
 The contract, declared once per assignment in `grading/<assignment>/probe.py` as `PROBE`
-(autograder/grading_folder.py gives the folder's whole layout):
+(autograder/course/grading_folder.py gives the folder's whole layout):
 
     PROBE = Probe(
         assignment="01_numpy_mlp",
@@ -180,15 +180,6 @@ def _plain(value: Any) -> np.ndarray:
     from autograder.probes.kernel import plain
 
     return plain(value) if not isinstance(value, np.ndarray) else value
-
-
-def probe_for(assignment: str, root: Path | None = None) -> Probe | None:
-    """The probe of `assignment` in the course at `root` (default: this course), or None."""
-    from autograder.grading_folder import load_probe, probe_path
-    from autograder.layout import default_root
-
-    path = probe_path(Path(root) if root else default_root(), assignment)
-    return load_probe(path) if path.is_file() else None
 
 
 # -- the kernel cells --------------------------------------------------------------------------------

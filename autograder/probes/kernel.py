@@ -1,6 +1,6 @@
 """The kernel side of a probe: runs in the student's kernel, and again here on the reference.
 
-The trusted side sends the probe module's source text (autograder/grading_folder.py: the grading
+The trusted side sends the probe module's source text (autograder/course/grading_folder.py: the grading
 folder is hidden from kernels) into the kernel, where `start` runs it as a module and returns a
 function that runs one exercise at a time and saves what it records as plain arrays: numbers,
 booleans, strings, never pickles or live objects. `collect` runs the same exercise function on the

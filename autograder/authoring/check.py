@@ -1,0 +1,476 @@
+"""`python -m autograder check [ASSIGNMENT...] [--assignment NAME]... [--jobs N]`: prove the tests.
+
+Gates, per assignment (docs/design.md, "The flow"):
+  solution      the source notebook, graded as a submission, scores full marks;
+  release       the untouched release notebook scores 0 on every test cell;
+  mutants       every mutant in grading/<assignment>/mutants/ loses points on each test it names;
+  mutant count  at least four mutants (MIN_MUTANTS);
+  grading folder  grading/<assignment>/ exists, and its probe.py loads (autograder/course/grading_folder.py);
+  probe         every exercise of the notebook has a probe, every probe an exercise of the notebook;
+  mutant exercise  every mutant replaces a solution cell that defines an exercise;
+  variants      every variant and wrong answer names an exercise of the probe;
+  points        the intro table and the summary state the points the nbgrader metadata gives
+                (autograder/course/points.py);
+  release sync  release/ is what nbgrader generates from source/ today;
+  no leaks      release/ holds no solution line and no hidden test line.
+Solution, release and mutants are submissions to the engine that `grade` uses. A mutant is
+graded on the source notebook cut after the last test it names: later cells cannot change
+those tests' scores. Mutants and the release are judged by the notebook's tests alone (no
+trusted run): a mutant must lose points to the tests a student's notebook holds.
+
+Prints one table, writes the same to build/course-report.json (merged: `check NN` replaces NN's
+entry and keeps the other assignments' from earlier runs), exits 1 when a gate fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from autograder.batch.backends import add_backend_options, make_backend
+from autograder.batch.session import GradingSession
+from autograder.course import grading_folder, points
+from autograder.course.atomic import atomic_write
+from autograder.course.layout import Course, add_assignment_options, selected
+from autograder.course.mutants import Mutant, MutantError, apply_mutant, parse_mutant
+from autograder.course.notebooks import (
+    dumps,
+    find_leaks,
+    normalize,
+    notebook_text_lines,
+    read_notebook,
+    write_notebook,
+)
+from autograder.engine.job import GradeJob, GradeResult, default_jobs
+from autograder.engine.template import GenerationError, Template, build_template
+from autograder.engine.verify import exercises_by_cell
+from autograder.probes import ProbeError
+
+MIN_MUTANTS = 4
+REPORT_NAME = "course-report.json"
+# Keys every report object has (docs/design.md); the rest are extras for people and tests.
+REPORT_KEYS = ("assignment", "max_score", "solution_score", "release_score", "mutants_caught",
+               "mutants_total", "seconds")
+
+
+@dataclass
+class AssignmentReport:
+    assignment: str
+    max_score: float
+    solution_score: float | None  # None: the notebook could not be graded
+    release_score: float | None
+    mutants_caught: int
+    mutants_total: int
+    seconds: float  # grading time spent on the assignment: the sum of its runs
+    tests: int = 0
+    solution_seconds: float | None = None
+    failures: list[str] = field(default_factory=list)
+    runs: list[dict] = field(default_factory=list)
+    sandbox: list[str] = field(default_factory=list)  # what of the sandbox this machine lacked
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+@dataclass
+class Plan:
+    """The runs one assignment needs, and what is wrong before any run."""
+
+    assignment: str
+    jobs: list[GradeJob]
+    mutants: dict[str, Mutant]  # job label -> mutant
+    mutants_total: int
+    problems: list[str]
+    sizes: dict[str, int] = field(default_factory=dict)  # job label -> cells it runs
+
+
+def _cells(result: GradeResult, lost: bool) -> list[str]:
+    """'test_x 0/2 (CheckFailed: ...)' for each test cell that lost points (lost=True) or that
+    earned some (lost=False)."""
+    out = []
+    for gid, cell in result.cells.items():
+        if (cell["score"] < cell["max_score"]) if lost else (cell["score"] > 0):
+            error = f" ({cell['error']})" if cell.get("error") else ""
+            out.append(f"{gid} {cell['score']:g}/{cell['max_score']:g}{error}")
+    return out
+
+
+def plan_assignment(course: Course, template: Template, assignment: str, scratch: Path,
+                    timeout: int | None, hide: tuple[str, ...] = ()) -> Plan:
+    source_nb = read_notebook(template.source_notebook(assignment))
+    common = dict(assignment=assignment, template_dir=template.dir,
+                  work_dir=scratch.parent / "jobs", timeout=timeout, hide=hide,
+                  course_root=course.root)
+    jobs = [GradeJob(student_id="solution", notebook=template.source_notebook(assignment),
+                     label="solution", **common)]
+    sizes = {"solution": len(source_nb.cells)}
+    problems = []
+    release_nb = course.release_notebook(assignment)
+    if release_nb.is_file():
+        # The untouched release must score 0 on the notebook's own tests: the trusted run, which
+        # only ever withdraws points, has nothing to add.
+        jobs.append(GradeJob(student_id="release", notebook=release_nb, label="release",
+                             verify=False, **common))
+    else:
+        problems.append(f"gate 'release': {release_nb.relative_to(course.root)} is missing; "
+                        "run `python -m autograder release`")
+    problems += grading_problems(course, assignment, source_nb)
+    problems += points_problems(source_nb, assignment)
+    folder = grading_folder.folder(course.root, assignment) / "mutants"
+    paths = grading_folder.files(course.root, assignment, "mutants")
+    mutants = {}
+    for path in paths:
+        try:
+            mutant = parse_mutant(path)
+            mutated = apply_mutant(source_nb, mutant)
+        except MutantError as error:
+            problems.append(f"gate 'mutants': {error}")
+            continue
+        notebook = scratch / assignment / f"{mutant.name}.ipynb"
+        write_notebook(mutated, notebook)
+        label = f"mutant:{mutant.name}"
+        mutants[label] = mutant
+        sizes[label] = len(mutated.cells)
+        # Judged by the notebook's tests alone: the trusted run would withdraw the points a weak
+        # test gave away and hide that weakness (tests/test_grading_folders.py proves separately
+        # that every mutant fails its probe).
+        jobs.append(GradeJob(student_id=f"mutant-{mutant.name}", notebook=notebook, label=label,
+                             restore_missing_cells=False, verify=False, **common))
+    if len(paths) < MIN_MUTANTS:
+        problems.append(f"gate 'mutant count': {len(paths)} mutant(s) in "
+                        f"{folder.relative_to(course.root)}/, at least {MIN_MUTANTS} needed "
+                        "(docs/authoring.md, 'Mutants')")
+    return Plan(assignment, jobs, mutants, len(paths), problems, sizes)
+
+
+def points_problems(source_nb, assignment: str) -> list[str]:
+    """The 'points' gate: where the intro table or the summary disagree with the metadata, or cannot
+    be read (a failed gate naming the row, never a traceback)."""
+    try:
+        return [f"gate 'points': {problem}" for problem in points.disagreements(source_nb, assignment)]
+    except ValueError as error:
+        return [f"gate 'points': {assignment}: {error}"]
+
+
+def notebook_exercises(source_nb) -> set[str]:
+    """The names the notebook's solution cells define (private helpers, _name, left out)."""
+    solutions, _ = exercises_by_cell(source_nb)
+    return {name for names in solutions.values() for name in names if not name.startswith("_")}
+
+
+def grading_problems(course: Course, assignment: str, source_nb) -> list[str]:
+    """Gates 'grading folder', 'probe', 'mutant exercise' and 'variants': the grading folder knows
+    every exercise of the notebook and nothing else (docs/design.md, "One exercise, one place")."""
+    where = grading_folder.folder(course.root, assignment)
+    if not where.is_dir():
+        return [f"gate 'grading folder': {where.relative_to(course.root)}/ is missing: the probe, mutants "
+                "and variants of every exercise live there (docs/authoring.md)"]
+    probe_file = grading_folder.probe_path(course.root, assignment)
+    try:
+        probed = set(grading_folder.load_probe(probe_file).exercises) if probe_file.is_file() else None
+    except (ProbeError, ImportError, SyntaxError) as error:
+        return [f"gate 'probe': {probe_file.relative_to(course.root)} does not load: {error}"]
+    exercises = notebook_exercises(source_nb)
+    if probed is None:
+        return [f"gate 'probe': {probe_file.relative_to(course.root)} is missing; exercises "
+                f"{', '.join(sorted(exercises))} have no probe"]
+    problems = _probe_coverage(probe_file.relative_to(course.root), exercises, probed)
+    problems += _mutants_name_exercises(course, assignment, source_nb)
+    problems += _samples_name_exercises(course, assignment, probed)
+    return problems
+
+
+def _probe_coverage(probe_file: Path, exercises: set[str], probed: set[str]) -> list[str]:
+    problems = [f"gate 'probe': exercise {name} has no probe in {probe_file}"
+                for name in sorted(exercises - probed)]
+    problems += [f"gate 'probe': {probe_file} probes {name}, which the notebook no longer defines"
+                 for name in sorted(probed - exercises)]
+    return problems
+
+
+def _mutants_name_exercises(course: Course, assignment: str, source_nb) -> list[str]:
+    solutions, _ = exercises_by_cell(source_nb)
+    problems = []
+    for path in grading_folder.files(course.root, assignment, "mutants"):
+        try:
+            replaces = parse_mutant(path).replaces
+        except MutantError:
+            continue  # reported by the gate 'mutants'
+        if replaces in solutions and not solutions[replaces]:
+            problems.append(f"gate 'mutant exercise': {path.relative_to(course.root)} replaces {replaces}, "
+                            "a solution cell that defines no exercise")
+    return problems
+
+
+def _samples_name_exercises(course: Course, assignment: str, probed: set[str]) -> list[str]:
+    problems = []
+    for kind in ("variants", "wrong"):
+        for path in grading_folder.files(course.root, assignment, kind):
+            try:
+                sample = grading_folder.parse_sample(path)
+            except grading_folder.SampleError as error:
+                problems.append(f"gate 'variants': {error}")
+                continue
+            if sample.exercise not in probed:
+                problems.append(f"gate 'variants': {path.relative_to(course.root)} names exercise "
+                                f"{sample.exercise}, which the probe does not know "
+                                f"(exercises: {', '.join(sorted(probed))})")
+    return problems
+
+
+def _files(root: Path) -> set[Path]:
+    return {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
+
+
+def release_problems(course: Course, template: Template, assignment: str) -> list[str]:
+    """Gates 'release sync' and 'no leaks' on the committed release/<assignment>/."""
+    committed = course.release_dir / assignment
+    if not committed.is_dir():
+        return []  # reported by plan_assignment
+    fresh = template.dir / "release" / assignment
+    problems = []
+    differ = sorted(str(rel) for rel in _files(fresh) ^ _files(committed))
+    for rel in sorted(_files(fresh) & _files(committed)):
+        a, b = fresh / rel, committed / rel
+        if rel.suffix == ".ipynb":
+            same = dumps(normalize(read_notebook(a))) == dumps(normalize(read_notebook(b)))
+        else:
+            same = a.read_bytes() == b.read_bytes()
+        if not same:
+            differ.append(str(rel))
+    if differ:
+        problems.append(f"gate 'release sync': release/{assignment}/ differs from a fresh generation "
+                        f"({', '.join(differ)}); run `python -m autograder release {assignment}`")
+    source_nb = read_notebook(template.source_notebook(assignment))
+    for path in sorted(committed.rglob("*")):
+        leaks = file_leaks(path, [source_nb])
+        if leaks:
+            shown = "; ".join(repr(line) for line in leaks[:3])
+            problems.append(f"gate 'no leaks': {path.relative_to(course.root)} holds "
+                            f"{len(leaks)} solution or hidden-test line(s): {shown}")
+    return problems
+
+
+def file_leaks(path: Path, source_nbs) -> list[str]:
+    """Solution or hidden-test lines of any of `source_nbs` in the file at `path`."""
+    if not path.is_file():
+        return []
+    if path.suffix == ".ipynb":
+        lines = notebook_text_lines(read_notebook(path))
+    else:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError:
+            return []
+    return sorted({leak for nb in source_nbs for leak in find_leaks(nb, lines)})
+
+
+def release_leaks(course: Course) -> list[str]:
+    """'release/...: line' for each solution or hidden-test line found under release/.
+
+    release/<assignment>/ is compared with its own source notebook: a later notebook may show
+    an earlier one's answer on purpose (a read-only cell giving the code it builds on). Any
+    other file under release/ is compared with every source notebook.
+    """
+    sources = {a: read_notebook(course.source_notebook(a)) for a in course.assignments()}
+    found = []
+    for path in sorted(course.release_dir.rglob("*")) if course.release_dir.is_dir() else []:
+        folder = path.relative_to(course.release_dir).parts[0]
+        against = [sources[folder]] if folder in sources else list(sources.values())
+        found += [f"{path.relative_to(course.root)}: {line}" for line in file_leaks(path, against)]
+    return found
+
+
+def evaluate(plan: Plan, template: Template, results: list[GradeResult],
+             extra_problems: list[str]) -> AssignmentReport:
+    info = template.assignments[plan.assignment]
+    by_label = {r.label: r for r in results}
+    failures = list(plan.problems) + list(extra_problems)
+    if not info.tests:
+        failures.append("gate 'solution': the notebook has no test cell with points")
+    solution = by_label.get("solution")
+    if solution is not None:
+        if solution.status != "graded":
+            failures.append(f"gate 'solution': the source notebook could not be graded: "
+                            f"{solution.reason}")
+        elif solution.score < info.max_score:
+            failures.append(f"gate 'solution': the source notebook scored {solution.score:g}/"
+                            f"{info.max_score:g}; lost points on "
+                            + "; ".join(_cells(solution, lost=True)))
+        if solution.stderr_cells:
+            failures.append(f"gate 'validate': nbgrader's validator (a student's Validate button) and "
+                            f"a plain `nbgrader autograde` fail the source notebook's "
+                            f"{', '.join(solution.stderr_cells)}: a right answer's test cell wrote to "
+                            "stderr (a warning, a progress bar); silence it at its source")
+    release = by_label.get("release")
+    stale = any(p.startswith("gate 'release sync'") for p in extra_problems)
+    if release is not None:
+        if release.status != "graded" and stale:
+            failures.append(f"gate 'release': release/{plan.assignment}/ is stale: it was generated "
+                            f"from an older source/{plan.assignment}/, whose cells nbgrader cannot "
+                            f"match ({release.reason}); run `python -m autograder release "
+                            f"{plan.assignment}`")
+        elif release.status != "graded":
+            failures.append(f"gate 'release': the release notebook could not be graded: "
+                            f"{release.reason}")
+        elif release.score > 0:
+            failures.append(f"gate 'release': the untouched release notebook scored "
+                            f"{release.score:g}, points that need no answer: "
+                            + "; ".join(_cells(release, lost=False)))
+    caught = 0
+    for label, mutant in plan.mutants.items():
+        result = by_label[label]
+        if result.status != "graded":
+            failures.append(f"gate 'mutants': mutant {mutant.name} could not be graded: "
+                            f"{result.reason}")
+            continue
+        missed = [f"{gid} (scored {result.cells[gid]['score']:g}/{result.cells[gid]['max_score']:g})"
+                  for gid in mutant.caught_by
+                  if result.cells[gid]["score"] >= result.cells[gid]["max_score"]]
+        if missed:
+            failures.append(f"gate 'mutants': mutant {mutant.name} ({mutant.mistake}) is not caught "
+                            f"by {', '.join(missed)}")
+        else:
+            caught += 1
+    return AssignmentReport(
+        assignment=plan.assignment, max_score=info.max_score,
+        solution_score=solution.score if solution and solution.status == "graded" else None,
+        release_score=release.score if release and release.status == "graded" else None,
+        mutants_caught=caught, mutants_total=plan.mutants_total,
+        seconds=round(sum(r.seconds for r in results), 1), tests=len(info.tests),
+        solution_seconds=solution.seconds if solution else None, failures=failures,
+        runs=[{"label": r.label, "status": r.status, "score": r.score, "seconds": r.seconds,
+               "reason": r.reason} for r in results])
+
+
+def check(course: Course, requested: list[str] | None = None, n_jobs: int | None = None,
+          timeout: int | None = None, progress=None, warm_kernels: bool | None = None,
+          backend=None) -> list[AssignmentReport]:
+    """Run every gate of the requested assignments; returns one report per assignment.
+
+    warm_kernels: fork kernels from a KernelServer (default: yes, unless
+    AUTOGRADER_WARM_KERNELS=0).
+    """
+    assignments = course.select(requested)
+    if not assignments:
+        return []
+    with GradingSession(course, "check", n_jobs, warm_kernels, backend,
+                        warn=None if progress is not None else lambda line: None) as session:
+        reports = _check(course, assignments, session, timeout, progress)
+        for report in reports:
+            report.sandbox = list(session.warnings)
+        return reports
+
+
+def _check(course: Course, assignments: list[str], session: GradingSession, timeout,
+           progress) -> list[AssignmentReport]:
+    tmp = session.dir
+    template = build_template(course.source_dir, assignments, tmp / "template")
+    plans = [plan_assignment(course, template, a, tmp / "mutants", timeout, session.hide)
+             for a in assignments]
+    extra = {a: release_problems(course, template, a) for a in assignments}
+    # Longest runs first keep every worker busy to the end: solutions, then mutants by the
+    # number of cells they run, then the releases (they fail fast).
+    jobs = sorted(((job, p.sizes.get(job.label, 0)) for p in plans for job in p.jobs),
+                  key=lambda pair: (pair[0].label == "release", -pair[1]))
+    results = session.run([job for job, _ in jobs], on_result=progress)
+    return [evaluate(p, template, [r for r in results if r.assignment == p.assignment],
+                     extra[p.assignment]) for p in plans]
+
+
+def format_table(reports: list[AssignmentReport]) -> str:
+    header = ("assignment", "tests", "points", "solution", "release", "mutants", "seconds", "gates")
+    rows = [(r.assignment, str(r.tests), f"{r.max_score:g}", _fmt(r.solution_score),
+             _fmt(r.release_score), f"{r.mutants_caught}/{r.mutants_total}", f"{r.seconds:.1f}",
+             "ok" if r.ok else "FAIL") for r in reports]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row) -> str:
+        return "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                         for i, (cell, w) in enumerate(zip(row, widths)))
+
+    return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
+
+
+def _fmt(score: float | None) -> str:
+    return "-" if score is None else f"{score:g}"
+
+
+def write_report(reports: list[AssignmentReport], path: Path, course: Course | None = None) -> None:
+    """The reports as JSON at `path`. With `course`, merged into the report already there: the
+    entries of the assignments checked now are replaced, those of the others (still in source/)
+    kept, in the course's order; an unreadable earlier report is replaced whole."""
+    entries = {r.assignment: asdict(r) for r in reports}
+    if course is not None and path.is_file():
+        try:
+            earlier = json.loads(path.read_text(encoding="utf-8"))
+            kept = {e["assignment"]: e for e in earlier if isinstance(e, dict) and "assignment" in e}
+        except (ValueError, TypeError):
+            kept = {}
+        known = course.assignments()
+        merged = {a: entries.get(a, kept.get(a)) for a in known if a in entries or a in kept}
+        entries = merged | {a: e for a, e in entries.items() if a not in merged}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(list(entries.values()), indent=2) + "\n")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_assignment_options(parser)
+    parser.add_argument("--jobs", "-j", type=int, default=None,
+                        help=f"notebooks graded in parallel (default: {default_jobs()}, the cores)")
+    parser.add_argument("--timeout", type=int, default=None,
+                        help="seconds per cell (default: nbgrader_config.py's, 60)")
+    parser.add_argument("--report", type=Path, default=None,
+                        help=f"JSON report (default: build/{REPORT_NAME})")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no line per graded run")
+    parser.add_argument("--cold-kernels", action="store_true",
+                        help="start every kernel from scratch instead of forking it from a warm "
+                             "kernel server (slower; for comparison and debugging)")
+    add_backend_options(parser)
+
+
+def run(args: argparse.Namespace, course: Course) -> int:
+    start = time.perf_counter()
+
+    def progress(result: GradeResult) -> None:
+        if not args.quiet:
+            outcome = (f"{result.score:g}/{result.max_score:g}" if result.status == "graded"
+                       else f"error: {result.reason}")
+            print(f"  {result.assignment:<24} {result.label:<36} {outcome:<12} "
+                  f"{result.seconds:5.1f} s", file=sys.stderr, flush=True)
+
+    try:
+        reports = check(course, selected(args, course), args.jobs, args.timeout, progress,
+                        warm_kernels=False if args.cold_kernels else None,
+                        backend=make_backend(args.backend, args.scheduler))
+    except GenerationError as error:
+        print(f"check stopped: {error}")
+        return 2
+    if not reports:
+        print(f"No assignment in {course.source_dir}: nothing to check.")
+        return 0
+    report_path = args.report or course.build_dir / REPORT_NAME
+    write_report(reports, report_path, course)
+    wall = time.perf_counter() - start
+    runs = sum(len(r.runs) for r in reports)
+    print(format_table(reports))
+    kernels = "cold" if args.cold_kernels else "warm"
+    print(f"\n{runs} graded runs in {wall:.1f} s, {args.jobs or default_jobs()} at a time, "
+          f"{kernels} kernels; report: {report_path}")
+    if reports[0].sandbox:
+        print("\nThe kernels ran without part of their sandbox (docs/design.md, \"Threat model\"):")
+        for line in reports[0].sandbox:
+            print(f"  {line}")
+    failures = [(r.assignment, f) for r in reports for f in r.failures]
+    if failures:
+        print(f"\n{len(failures)} gate failure(s):")
+        for assignment, failure in failures:
+            print(f"  {assignment}: {failure}")
+        return 1
+    print("All gates pass.")
+    return 0

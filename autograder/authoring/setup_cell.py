@@ -1,0 +1,84 @@
+"""The setup cell every notebook opens with, rendered from autograder/authoring/setup_cell_head.py.
+
+Its head (install where missing, seed, pick the device) is the same in every notebook and
+carries the student wheel's address, derived from `[tool.course]` and `[project] version`
+(autograder/course/settings.py); what follows `device = helpers.setup()` is the notebook's own imports.
+`release` and `configure` rewrite the head of each notebook from the template, so no address
+is ever typed by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.course.settings import REPO_ROOT, CourseSettings, course_settings
+
+ANCHOR = "device = helpers.setup()"
+TEMPLATE_FILE = Path(__file__).with_name("setup_cell_head.py")
+CUT = "# ---- cut: the setup cell starts below ----\n"
+PLACEHOLDERS = ('"{wheel_url}"', '"{not_installed}"')
+
+
+class SetupCellError(ValueError):
+    """A notebook's first code cell is not a setup cell."""
+
+
+def not_installed_message(settings: CourseSettings) -> str:
+    """The one line a student sees on Colab when the wheel cannot be installed."""
+    return (f"The course's helpers package could not be installed from {settings.wheel_url}: "
+            "it is not published there yet, or this runtime has no network. "
+            f"Instructor: run `python -m autograder wheel` and attach build/dist/"
+            f"{settings.wheel_name} to the release {settings.release_tag} of "
+            f"{settings.student_repository}.")
+
+
+def render_head(settings: CourseSettings) -> str:
+    """The shared head of the setup cell for `settings`, ending with the anchor line."""
+    template = TEMPLATE_FILE.read_text(encoding="utf-8").split(CUT, 1)[1]
+    values = (settings.wheel_url, not_installed_message(settings))
+    for placeholder, value in zip(PLACEHOLDERS, values):
+        if template.count(placeholder) != 1:
+            raise RuntimeError(f"{TEMPLATE_FILE}: expected {placeholder} exactly once")
+        # A double-quoted literal, like the code around it (repr() would pick single quotes).
+        template = template.replace(placeholder, '"' + value.replace("\\", "\\\\").replace(
+            '"', '\\"') + '"')
+    head = template.rstrip("\n")
+    if not head.endswith(ANCHOR):
+        raise RuntimeError(f"{TEMPLATE_FILE}: must end with the line `{ANCHOR}`")
+    return head
+
+
+def setup_head(root: Path = REPO_ROOT) -> str:
+    """The shared head of the setup cell of the course at `root`."""
+    return render_head(course_settings(root))
+
+
+def rewrite_setup_cell(source: str, head: str, where: str = "notebook") -> str:
+    """`source` with everything up to and including the anchor line replaced by `head`."""
+    lines = source.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == ANCHOR:
+            return "\n".join([head, *lines[i + 1:]])
+    raise SetupCellError(f"{where}: the first code cell must be the setup cell, with the line "
+                         f"`{ANCHOR}` (see docs/authoring.md)")
+
+
+def first_code_cell(nb, where: str = "notebook"):
+    """The notebook's setup cell (its first code cell); SetupCellError if it has none."""
+    cell = next((c for c in nb.cells if c.cell_type == "code"), None)
+    if cell is None:
+        raise SetupCellError(f"{where}: no code cell, so no setup cell")
+    return cell
+
+
+def apply_setup_cell(nb, where: str = "notebook", root: Path = REPO_ROOT,
+                     head: str | None = None) -> bool:
+    """Rewrite the first code cell of an nbformat notebook in place; True if it changed.
+
+    head: the rendered head (default: the one of the course at `root`).
+    """
+    cell = first_code_cell(nb, where)
+    new = rewrite_setup_cell(cell.source, head if head is not None else setup_head(root), where)
+    changed = new != cell.source
+    cell.source = new
+    return changed

@@ -1,0 +1,271 @@
+"""`python -m autograder site [--out DIR]`: the course website, from the notebooks, offline.
+
+Sphinx with myst-nb and sphinx-book-theme builds it: what Jupyter Book 1 runs, without the
+extensions of its own that the site does not use (bibtex, LaTeX, thebe, comments: 22 packages to
+install against its 36, and Jupyter Book 1 holds Sphinx below 8). A page per lecture notebook (notebooks/, executed here with nbclient; the setup
+cell removed by its `remove-cell` tag), per assignment (release/: its prose, the markdown cells,
+with a link to open the notebook in Colab), the instructor's guide (docs/instructors.md), and an
+index (templates/index.md.j2) whose toctrees make the sidebar and the previous / next links;
+Sphinx's own search index serves the search box. Written to DIR (default build/site/), whole
+or not at all; `publish.yml` pushes it to the student repository's gh-pages branch.
+
+Offline: every file comes from what pip installed (the theme's CSS, JS and fonts); math becomes
+MathML (autograder/authoring/site/mathml.py), not MathJax from a CDN. Jupyter Book 2 (mystmd) fetches its
+theme from the network while building (jupyter-book/mystmd#1451), so it is not used. The
+configuration, each setting with its reason: autograder/authoring/site/config.py; each page's title and
+summary (whole sentences): autograder/authoring/site/summary.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import nbformat
+import yaml
+from nbformat import NotebookNode
+
+from autograder.authoring.site.config import sphinx_config
+from autograder.authoring.site.summary import title_and_summary
+from autograder.course.layout import Course
+from autograder.course.settings import colab_url, course_settings, project_metadata
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+INDEX_TEMPLATE = "index.md.j2"
+LECTURES_DIR = "notebooks"
+CELL_TIMEOUT = 600  # seconds per lecture cell: the notebooks budget 60 s in all on a 2-core CPU
+TITLE = "PyTorch, from NumPy backprop to GPU batch timing"
+REMOVE = "remove-cell"  # myst-nb leaves a cell so tagged out of the page (and the search index)
+
+
+class SiteError(RuntimeError):
+    """A page could not be built; the message names the notebook and the cell."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the site: its source file in Sphinx's source folder, and its index entry."""
+
+    source: str
+    title: str
+    summary: str
+    colab_url: str
+
+
+# -- pages --------------------------------------------------------------------------------------
+
+def execute(nb: NotebookNode, folder: Path, timeout: int, name: str) -> None:
+    """Run `nb` top to bottom in `folder` (in place); SiteError names the cell that raised."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}})
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        raise SiteError(f"{name}: a cell raised while executing: "
+                        f"{str(error).strip().splitlines()[-1][:300]}") from None
+
+
+def hide_plumbing(nb: NotebookNode) -> NotebookNode:
+    """Tag `nb`'s setup cell (the first code cell holding `device = helpers.setup()`: installing
+    the course on Colab, seeding) `remove-cell`: a reader of the site has no use for it."""
+    from autograder.authoring.setup_cell import ANCHOR
+
+    first = next((c for c in nb.cells if c.cell_type == "code"), None)
+    if first is not None and ANCHOR in first.source:
+        tags = first.metadata.setdefault("tags", [])
+        if REMOVE not in tags:
+            tags.append(REMOVE)
+    return nb
+
+
+def with_colab_link(nb: NotebookNode, url: str) -> NotebookNode:
+    """`nb` with a link to open it in Colab right under its title (first if it has none)."""
+    link = f"[Open this notebook in Colab]({url})"
+    for cell in nb.cells:
+        lines = cell.source.splitlines() if cell.cell_type == "markdown" else []
+        at = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
+        if at is not None:
+            cell.source = "\n".join([*lines[:at + 1], "", link, "", *lines[at + 1:]])
+            return nb
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(link))
+    return nb
+
+
+def with_description(nb: NotebookNode, summary: str) -> NotebookNode:
+    """`nb` with its summary as the page's <meta name="description"> (front matter to myst-nb)."""
+    if summary:
+        nb.metadata["myst"] = {"html_meta": {"description": summary}}
+    return nb
+
+
+def lecture_page(path: Path, root: Path, stage: Path, timeout: int) -> Page:
+    """Execute a lecture notebook and stage it for Sphinx (setup cell tagged out, a Colab link)."""
+    nb = nbformat.read(path, as_version=4)
+    name, summary = title_and_summary(nb, path.stem)
+    relative = path.relative_to(root).as_posix()
+    execute(nb, path.parent, timeout, relative)
+    colab = colab_url(relative)
+    source = f"lecture-{path.stem}.ipynb"
+    nbformat.write(with_description(with_colab_link(hide_plumbing(nb), colab), summary),
+                   stage / source)
+    return Page(source, name, summary, colab)
+
+
+def assignment_page(path: Path, root: Path, stage: Path) -> Page:
+    """Stage a release notebook's prose (its markdown cells, never a code cell) for Sphinx."""
+    nb = nbformat.read(path, as_version=4)
+    name, summary = title_and_summary(nb, path.stem)
+    colab = colab_url(path.relative_to(root).as_posix())
+    prose = nbformat.v4.new_notebook(metadata={k: v for k, v in nb.metadata.items()
+                                               if k in ("kernelspec", "language_info")},
+                                     cells=[c for c in nb.cells if c.cell_type == "markdown"])
+    source = f"assignment-{path.stem}.ipynb"
+    nbformat.write(with_description(with_colab_link(prose, colab), summary), stage / source)
+    return Page(source, name, summary, colab)
+
+
+GUIDE = Path("docs") / "instructors.md"
+_MD_LINK = re.compile(r"\[([^\]]+)\]\((?!https?:|#)[^)]*\)")
+
+
+def front_matter(summary: str) -> str:
+    """MyST front matter giving a markdown page its <meta name="description">."""
+    if not summary:
+        return ""
+    return "---\n" + yaml.safe_dump({"myst": {"html_meta": {"description": summary}}}) + "---\n"
+
+
+def guide_page(root: Path, stage: Path) -> Page | None:
+    """Stage docs/instructors.md (links to files of the private repository become plain text);
+    None when the course has no such file."""
+    path = root / GUIDE
+    if not path.is_file():
+        return None
+    text = _MD_LINK.sub(r"\1", path.read_text(encoding="utf-8"))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    name, summary = title_and_summary(nb, "The instructor's guide")
+    (stage / "instructors.md").write_text(front_matter(summary) + text, encoding="utf-8")
+    return Page("instructors.md", name, summary, "")
+
+
+def _cell(text: str) -> str:
+    """`text` as the content of a markdown table cell."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def index_page(lectures: list[Page], assignments: list[Page], guide: Page | None) -> str:
+    """The site's home page (MyST markdown): the tables of pages and the toctrees."""
+    meta = project_metadata()
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=False,
+                             keep_trailing_newline=True)
+    env.filters["cell"] = _cell
+    sections = [
+        ("Lectures", "Worked demos following the slides, shown here executed, with their plots.",
+         "notebook", lectures),
+        ("Assignments", "What each assignment teaches; the exercises themselves are in the "
+         "notebook.", "assignment", assignments),
+        ("For instructors", "Running a term: collect, grade, export, feedback, publishing.",
+         "guide", [guide] if guide else []),
+    ]
+    return front_matter(meta["description"]) + env.get_template(INDEX_TEMPLATE).render(
+        title=TITLE, description=meta["description"],
+        repository_url=f"https://github.com/{course_settings().student_repository}",
+        sections=sections, built=f"from version {meta['version']}")
+
+
+def sphinx_build(stage: Path, out: Path, doctrees: Path, progress) -> None:
+    """Sphinx's HTML build of the staged sources into `out`; its warnings go to `progress`."""
+    from sphinx.application import Sphinx
+    from sphinx.errors import SphinxError
+    from sphinx.util.console import nocolor
+
+    nocolor()  # its messages go to a file or a pipe: no terminal colours
+
+    settings = course_settings()
+    warnings = io.StringIO()
+    try:
+        app = Sphinx(str(stage), None, str(out), str(doctrees), "html",
+                     confoverrides=sphinx_config(
+                         TITLE, f"https://github.com/{settings.student_repository}",
+                         settings.branch),
+                     status=None, warning=warnings, freshenv=True)
+        app.build()
+    except SphinxError as error:
+        raise SiteError(f"sphinx: {error}") from None
+    for line in warnings.getvalue().splitlines():
+        progress(f"  sphinx: {line}")
+    if app.statuscode:
+        raise SiteError("sphinx failed: see its messages above")
+
+
+def build_site(course: Course, out: Path, lectures: list[str] | None = None,
+               assignments: list[str] | None = None, timeout: int = CELL_TIMEOUT,
+               progress=print) -> Path:
+    """Build the site into `out` (replaced whole on success); returns `out`.
+
+    lectures: stems of notebooks/*.ipynb (default: all); assignments: names (default: all of
+    release/).
+    """
+    root = course.root
+    lecture_paths = sorted((root / LECTURES_DIR).glob("*.ipynb"))
+    if lectures is not None:
+        known = {p.stem: p for p in lecture_paths}
+        missing = [n for n in lectures if n not in known]
+        if missing:
+            raise SiteError(f"no lecture notebook {', '.join(missing)} in {root / LECTURES_DIR} "
+                            f"(found: {', '.join(known) or 'none'})")
+        lecture_paths = [known[n] for n in lectures]
+    names = course.select(assignments) if assignments is not None else course.assignments()
+    release_paths = [course.release_notebook(a) for a in names if course.release_notebook(a).is_file()]
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".site-", dir=out.parent) as tmp:
+        stage = Path(tmp) / "source"
+        stage.mkdir()
+        lecture_pages = []
+        for path in lecture_paths:
+            progress(f"  executing {path.relative_to(root)}")
+            lecture_pages.append(lecture_page(path, root, stage, timeout))
+        assignment_pages = [assignment_page(p, root, stage) for p in release_paths]
+        guide = guide_page(root, stage)
+        (stage / "index.md").write_text(index_page(lecture_pages, assignment_pages, guide),
+                                        encoding="utf-8")
+        progress("  building the pages (Sphinx)")
+        sphinx_build(stage, Path(tmp) / "site", Path(tmp) / "doctrees", progress)
+        if out.exists():
+            shutil.rmtree(out)
+        (Path(tmp) / "site").rename(out)
+    return out
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: build/site)")
+    parser.add_argument("--lecture", action="append", default=None, metavar="NAME",
+                        help="only this lecture notebook (its stem; repeatable; default: all)")
+    parser.add_argument("--assignment", "-a", action="append", default=None, metavar="ASSIGNMENT",
+                        help="only this assignment (repeatable; default: all)")
+    parser.add_argument("--timeout", type=int, default=CELL_TIMEOUT,
+                        help=f"seconds per lecture cell (default {CELL_TIMEOUT})")
+
+
+def run(args: argparse.Namespace, course: Course) -> int:
+    out = args.out or course.build_dir / "site"
+    try:
+        site = build_site(course, out, args.lecture, args.assignment, args.timeout,
+                          progress=lambda line: print(line, file=sys.stderr, flush=True))
+    except SiteError as error:
+        print(f"site: {error}; nothing was written", file=sys.stderr)
+        return 1
+    pages = sorted(p.name for p in site.glob("*.html"))
+    print(f"Built {site}: {len(pages)} pages; open {site / 'index.html'}")
+    return 0

@@ -1,0 +1,289 @@
+"""Where grading jobs run: worker processes here (the default) or a Dask cluster.
+
+A backend takes `GradeJob`s and yields `(index, GradeResult)` as each job finishes; the
+caller (`session.run_jobs`) puts them back in job order. Stopping the generator early (Ctrl-C,
+or `.close()`) stops the workers and the kernels they started instead of waiting for them.
+
+  LocalPool    a process pool on this machine; the kernel server's socket reaches its jobs.
+  DaskCluster  `distributed.Client.map` + `as_completed` on an existing scheduler
+               (`tcp://host:8786`) or on a LocalCluster started for the run. Workers of an
+               existing cluster run elsewhere: they need the course and the output folder at
+               the same paths (a shared filesystem) and this project installed, and their
+               kernels start cold (the kernel server's socket is local to this machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+
+import psutil
+
+from autograder.engine.job import (
+    REASONS,
+    Failure,
+    GradeJob,
+    GradeResult,
+    default_jobs,
+    grade_submission,
+)
+
+BACKENDS = ("local", "dask")
+_UNWIND_SECONDS = 3.0  # after Ctrl-C, time a worker gets to shut its kernel down politely
+
+
+def make_backend(name: str = "local", scheduler: str | None = None):
+    """The backend called `name`; a scheduler address implies dask."""
+    if scheduler or name == "dask":
+        return DaskCluster(scheduler)
+    if name == "local":
+        return LocalPool()
+    raise ValueError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
+
+
+def add_backend_options(parser: argparse.ArgumentParser) -> None:
+    """--backend and --scheduler, shared by the commands that grade."""
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="where submissions are graded: local worker processes (default), or "
+                             "dask: a Dask cluster, the one at --scheduler or else a LocalCluster "
+                             "of --jobs worker processes started for the run")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="address of a running Dask scheduler, e.g. tcp://host:8786 (implies "
+                             "--backend dask). Its workers need the course, the submissions and the "
+                             "output folder at the same paths as here (a shared filesystem) and "
+                             "this project installed; their kernels start cold (the warm kernel "
+                             "server serves this machine only)")
+
+
+def crashed(job: GradeJob, why: str) -> GradeResult:
+    """The record of a job whose grading process died under it."""
+    return GradeResult(job.student_id, job.assignment, job.label, "error", 0.0, 0.0,
+                       reason=f"{REASONS[Failure.CRASHED]} ({why})", warnings=list(job.warnings),
+                       failure=Failure.CRASHED)
+
+
+# -- stopping processes ------------------------------------------------------------------------
+
+@contextmanager
+def _no_second_interrupt() -> Iterator[None]:
+    """Ignore Ctrl-C while the workers are being stopped, so that they are stopped."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def stop_processes(pids: Sequence[int], interrupt: bool = True, then=None) -> None:
+    """Stop these worker processes and everything they started (kernels, DataLoader workers).
+
+    The tree is taken first: a kernel whose worker died can no longer be found from it. With
+    `interrupt`, the workers get SIGINT (grade_submission unwinds: its kernel is shut down, its
+    temporary course folder removed) and `then()` runs (the pool tells them to exit when done);
+    whatever is still running after a few seconds, or at once without `interrupt`, is killed.
+    """
+    roots: list[psutil.Process] = []
+    tree: list[psutil.Process] = []
+    for pid in pids:
+        try:
+            root = psutil.Process(pid)
+            tree += [root, *root.children(recursive=True)]
+            roots.append(root)
+        except psutil.Error:
+            continue
+    if interrupt:
+        for root in roots:
+            try:
+                root.send_signal(signal.SIGINT)
+            except psutil.Error:
+                pass
+        if then is not None:
+            then()
+        deadline = time.monotonic() + _UNWIND_SECONDS
+        while time.monotonic() < deadline and any(_alive(p) for p in tree):
+            time.sleep(0.05)
+    for process in tree:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(tree, timeout=5)
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _interrupt_once(signum, frame):
+    """A worker's SIGINT: unwind the job once; a second one (the terminal's Ctrl-C and ours
+    both arrive) must not break that unwinding."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def start_worker() -> None:
+    """Set up a local worker process: quiet stderr, Ctrl-C unwinds the job once."""
+    quiet_worker()
+    signal.signal(signal.SIGINT, _interrupt_once)
+
+
+def quiet_worker() -> None:
+    """Send a worker's stderr, which its kernels inherit, to /dev/null.
+
+    Kernels print start-up chatter there ("Kernel is running over TCP without encryption"),
+    sixty times a run; everything that matters is in the result records.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+# -- this machine -------------------------------------------------------------------------------
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    # fork: workers start at once, sharing the parent's imports (nbgrader takes ~2 s to import).
+    # Not from a process with other threads running (a Dask client's event loop, a test
+    # runner's): a lock one of them held is held forever in the child, and the worker hangs.
+    # Then forkserver: a clean process that imports the engine once and forks the workers.
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        context = multiprocessing.get_context("fork")
+    elif "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["autograder.engine.job"])
+    else:
+        context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker)
+
+
+class LocalPool:
+    """Worker processes on this machine, `n_jobs` at a time."""
+
+    name = "local"
+    local = True  # jobs may use this machine's kernel server
+
+    def describe(self) -> str:
+        return "local processes"
+
+    def run(self, jobs: Sequence[GradeJob], n_jobs: int | None = None
+            ) -> Iterator[tuple[int, GradeResult]]:
+        """Yield (index, result) as jobs finish.
+
+        Jobs always run in worker processes, even with n_jobs=1: the terminal stays quiet and
+        a crash cannot take the caller down. A worker that dies takes its pool with it; the
+        jobs it left unfinished then run again, one fresh process each, so only the culprit
+        gets an error record.
+        """
+        if not jobs:
+            return
+        broken: list[int] = []
+        yield from _pooled(jobs, range(len(jobs)), min(n_jobs or default_jobs(), len(jobs)), broken)
+        for index in sorted(broken):
+            yield from _pooled(jobs, [index], 1, None)
+
+
+def _pooled(jobs: Sequence[GradeJob], indexes: Sequence[int], workers: int,
+            broken: list[int] | None) -> Iterator[tuple[int, GradeResult]]:
+    """Grade jobs[indexes] in one pool; jobs lost with a broken pool go to `broken` if given."""
+    pool = _pool(workers)
+    try:
+        futures = {pool.submit(grade_submission, jobs[i]): i for i in indexes}
+        for future in as_completed(futures):
+            index = futures[future]
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                if broken is not None:
+                    broken.append(index)
+                    continue
+                result = crashed(jobs[index], "its worker process died")
+            except Exception as error:
+                result = crashed(jobs[index], repr(error))
+            yield index, result
+    except BaseException:  # Ctrl-C, or the caller stopped early: stop the workers, do not wait
+        with _no_second_interrupt():
+            stop_processes(list(pool._processes or {}),  # the pool's own {pid: process}
+                           then=lambda: pool.shutdown(wait=False, cancel_futures=True))
+        raise
+    pool.shutdown()
+
+
+# -- a Dask cluster ----------------------------------------------------------------------------
+
+class DaskCluster:
+    """Jobs on a Dask cluster: the one at `scheduler`, or a LocalCluster started for the run."""
+
+    name = "dask"
+
+    def __init__(self, scheduler: str | None = None):
+        self.scheduler = scheduler
+
+    @property
+    def local(self) -> bool:
+        """Workers on this machine (our LocalCluster): the kernel server's socket reaches them."""
+        return self.scheduler is None
+
+    def describe(self) -> str:
+        return f"Dask scheduler {self.scheduler}" if self.scheduler else "Dask LocalCluster"
+
+    def run(self, jobs: Sequence[GradeJob], n_jobs: int | None = None
+            ) -> Iterator[tuple[int, GradeResult]]:
+        """Yield (index, result) as jobs finish; n_jobs sizes a LocalCluster (else ignored)."""
+        if not jobs:
+            return
+        from distributed import Client, LocalCluster, as_completed
+
+        cluster = None
+        if self.scheduler is None:
+            # One single-threaded worker process per job slot, like the local pool; no dashboard
+            # (it needs bokeh, and a port).
+            cluster = LocalCluster(n_workers=min(n_jobs or default_jobs(), len(jobs)),
+                                   threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
+        client = None
+        futures = []
+        pids: list[int] = []
+        try:
+            client = Client(cluster if cluster is not None else self.scheduler)
+            if cluster is not None:
+                client.run(quiet_worker)
+                pids = list(client.run(os.getpid).values())
+            # pure=False: grading has side effects (feedback files); never reuse a result.
+            futures = client.map(grade_submission, list(jobs), pure=False)
+            index = {future.key: i for i, future in enumerate(futures)}
+            for future in as_completed(futures):
+                i = index[future.key]
+                try:
+                    result = future.result()
+                except Exception as error:  # KilledWorker: the job killed its workers
+                    result = crashed(jobs[i], f"{type(error).__name__}: {error}")
+                yield i, result
+        except BaseException:
+            # An existing cluster's running jobs cannot be stopped from here: they finish on
+            # their workers and are dropped. Ours is stopped with its kernels.
+            with _no_second_interrupt():
+                if futures:
+                    client.cancel(futures, force=True)
+                stop_processes(pids, interrupt=False)  # a task thread cannot be interrupted
+            raise
+        finally:
+            with _no_second_interrupt():
+                if client is not None:
+                    client.close()
+                if cluster is not None:
+                    cluster.close()

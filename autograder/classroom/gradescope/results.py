@@ -1,0 +1,284 @@
+"""`python -m autograder.classroom.gradescope.results --root /autograder`: grade one Gradescope submission.
+
+run_autograder calls this. It finds the one notebook in ROOT/submission/ (any name: `Copy of
+03_custom_functions.ipynb` too), lays it out as `grade` expects (SUBMITTED/<student>/<assignment>/),
+runs `python -m autograder grade` on it with the course in ROOT/source/course (nbgrader, the
+trusted run, the sandbox: everything a local batch does), and turns its grades.json record into
+ROOT/results/results.json as Gradescope reads it:
+
+  score, execution_time, output (the feedback, Markdown), stdout_visibility "hidden" (the log is
+  the instructor's), tests: one per nbgrader test cell, named by the first line of its docstring,
+  with its score, max_score, the error it raised or why its points were withdrawn; hidden tests
+  `after_published`; then one entry per exercise "checked outside your notebook" (no points of
+  its own: a failure there already withdrew the points of its test cells).
+
+A student's mistake (no notebook, several, a malformed one) gets a results.json with 0 and the
+reason; a fault of the grader itself raises, and Gradescope shows the instructor its stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jsonschema
+
+from autograder.batch.grade import assignment_of
+from autograder.course.layout import Course
+from autograder.course.notebooks import (
+    HIDDEN_DELIMITERS,
+    grade_id,
+    is_test,
+    read_notebook,
+    test_points,
+)
+from autograder.engine.verify import exercises_by_cell
+
+ROOT_ENV = "AUTOGRADER_GRADESCOPE_ROOT"
+DEFAULT_ROOT = Path("/autograder")
+STUDENT = "gradescope"  # the student folder of the one-submission batch
+VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
+HIDDEN_TEST_VISIBILITY = "after_published"
+_IGNORED = re.compile(r"(^|/)(\.|__MACOSX)")  # .ipynb_checkpoints, macOS droppings
+
+# Gradescope's results.json, as much of it as this module writes
+# (https://gradescope-autograders.readthedocs.io/en/latest/specs/#output-format).
+_TEST = {
+    "type": "object",
+    "required": ["name", "output", "visibility"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "score": {"type": "number", "minimum": 0},
+        "max_score": {"type": "number", "minimum": 0},
+        "status": {"enum": ["passed", "failed"]},
+        "output": {"type": "string"},
+        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+        "visibility": {"enum": list(VISIBILITY)},
+    },
+}
+SCHEMA = {
+    "type": "object",
+    "required": ["score", "output", "tests"],
+    "properties": {
+        "score": {"type": "number", "minimum": 0},
+        "execution_time": {"type": "number", "minimum": 0},
+        "output": {"type": "string"},
+        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+        "visibility": {"enum": list(VISIBILITY)},
+        "stdout_visibility": {"enum": list(VISIBILITY)},
+        "extra_data": {"type": "object"},
+        "tests": {"type": "array", "items": _TEST},
+    },
+}
+
+
+class SubmissionProblem(Exception):
+    """What the student handed in cannot be graded; the message is for the student."""
+
+
+def validate(results: dict) -> None:
+    """Raise jsonschema.ValidationError (naming the field) unless `results` is Gradescope's format,
+    and ValueError when the tests' scores do not add up to the score."""
+    jsonschema.validate(results, SCHEMA)
+    scored = [t["score"] for t in results["tests"] if "score" in t]
+    if scored and abs(sum(scored) - results["score"]) > 1e-6:
+        raise ValueError(f"results.json: the tests' scores add up to {sum(scored):g}, "
+                         f"the score is {results['score']:g}")
+
+
+def find_notebook(submission: Path, assignment: str) -> Path:
+    """The notebook to grade in Gradescope's submission folder (searched recursively)."""
+    found = sorted(p for p in Path(submission).rglob("*.ipynb")
+                   if p.is_file() and not _IGNORED.search(p.relative_to(submission).as_posix()))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise SubmissionProblem(f"No notebook (.ipynb) in your submission. Upload your "
+                                f"{assignment}.ipynb (File > Download > .ipynb in Colab).")
+    named = [p for p in found if assignment_of(p.name, [assignment]) == assignment]
+    if len(named) == 1:
+        return named[0]
+    names = ", ".join(p.relative_to(submission).as_posix() for p in found)
+    raise SubmissionProblem(f"Your submission holds {len(found)} notebooks ({names}); upload only "
+                            f"{assignment}.ipynb.")
+
+
+def lay_out(notebook: Path, assignment: str, submitted: Path) -> Path:
+    """Copy `notebook` into grade's layout under `submitted`, keeping its name; returns the copy."""
+    folder = Path(submitted) / STUDENT / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copy2(notebook, folder / notebook.name))
+
+
+def run_grade(course_root: Path, submitted: Path, out: Path, assignment: str) -> dict:
+    """`python -m autograder grade` on the one-submission batch; its grades.json record."""
+    command = [sys.executable, "-m", "autograder", "--root", str(course_root), "grade",
+               str(submitted), "--out", str(out), "--jobs", "1", "--assignment", assignment]
+    print("$", " ".join(command), flush=True)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(course_root)}  # where the probes are (grading/)
+    done = subprocess.run(command, stdout=sys.stdout, stderr=sys.stdout, check=False, env=env)
+    grades = Path(out) / "grades.json"
+    if done.returncode != 0 or not grades.is_file():
+        raise RuntimeError(f"`python -m autograder grade` exited {done.returncode}; see the log above")
+    records = [r for r in json.loads(grades.read_text()) if r["assignment"] == assignment]
+    if len(records) != 1:
+        raise RuntimeError(f"grades.json holds {len(records)} records for {assignment}, expected one")
+    return records[0]
+
+
+def graded_cells(source_nb) -> list[tuple[str, str, bool]]:
+    """(grade_id, name, hidden) of every test cell, in notebook order; the name is the first
+    line of the cell's docstring (its grade_id when it has none)."""
+    cells = []
+    for cell in source_nb.cells:
+        if not is_test(cell):
+            continue
+        try:
+            doc = ast.get_docstring(ast.parse(cell.source)) or ""
+        except SyntaxError:
+            doc = ""
+        name = doc.strip().splitlines()[0].strip() if doc.strip() else grade_id(cell)
+        cells.append((grade_id(cell), name, HIDDEN_DELIMITERS[0] in cell.source))
+    return cells
+
+
+def results_from(record: dict, source_nb, seconds: float = 0.0) -> dict:
+    """Gradescope's results.json from one grades.json record and the assignment's source notebook."""
+    graded = record["status"] == "graded"
+    verification = record.get("verification") or {}
+    needs = exercises_by_cell(source_nb)[1]
+    tests = []
+    for gid, name, hidden in graded_cells(source_nb):
+        cell = record.get("cells", {}).get(gid, {})
+        score, max_score = float(cell.get("score", 0.0)), float(cell.get("max_score", 0.0))
+        if not graded:
+            output = f"Not graded: {record['reason']}"
+        elif cell.get("error"):
+            output = cell["error"]
+        else:
+            failed = [f"{ex}: {verification[ex]}" for ex in needs.get(gid, [])
+                      if verification.get(ex, "passed") != "passed"]
+            output = ("Points withdrawn: checked outside your notebook, " + "; ".join(failed)
+                      if failed and score < max_score else "")
+        tests.append({"name": name, "score": score if graded else 0.0, "max_score": max_score,
+                      "output": output, "visibility": HIDDEN_TEST_VISIBILITY if hidden else "visible"})
+    for exercise, verdict in verification.items():
+        ok = verdict == "passed"
+        tests.append({"name": f"Checked outside your notebook: {exercise}",
+                      "status": "passed" if ok else "failed",
+                      "output": "" if ok else verdict, "visibility": "visible"})
+    score = float(record["score"]) if graded else 0.0
+    results = {"score": score, "execution_time": round(seconds, 2),
+               "output": feedback(record, tests), "output_format": "md",
+               "stdout_visibility": "hidden", "tests": tests,
+               "extra_data": {"status": record["status"], "warnings": record.get("warnings", [])}}
+    validate(results)
+    return results
+
+
+def feedback(record: dict, tests: list[dict]) -> str:
+    """The text above the tests: the score, what went wrong, the warnings."""
+    lines = [f"**{record['assignment']}: {float(record['score']) if record['status'] == 'graded' else 0:g}"
+             f" of {float(record['max_score']):g} points.**"]
+    if record["status"] != "graded":
+        lines.append(f"Your notebook could not be graded: {record['reason']}")
+    lost = [t["name"] for t in tests if "max_score" in t and t["score"] < t["max_score"]]
+    if lost and record["status"] == "graded":
+        lines.append(f"{len(lost)} test(s) lost points; each says why below. Hidden tests show "
+                     "their result once the grades are published.")
+    failed = [t["name"].split(": ", 1)[1] for t in tests if t.get("status") == "failed"]
+    if failed:
+        lines.append("Run again on inputs you never saw, outside your notebook, these exercises "
+                     f"failed: {', '.join(failed)}; their tests' points were withdrawn.")
+    lines += [f"- {w}" for w in record.get("warnings", [])]
+    return "\n\n".join(lines)
+
+
+def problem_results(problem: str, source_nb, assignment: str) -> dict:
+    """results.json for a submission that could not be graded: every test 0, the reason."""
+    points = test_points(source_nb)
+    record = {"assignment": assignment, "status": "error", "score": 0.0,
+              "max_score": sum(points.values()), "reason": problem, "warnings": [],
+              "cells": {gid: {"score": 0.0, "max_score": p} for gid, p in points.items()}}
+    return results_from(record, source_nb)
+
+
+def write_results(results: dict, path: Path) -> None:
+    """Write results.json whole, replacing whatever is there (a file a kernel planted, a folder
+    in its way, a link): a temporary file of a name no one can guess, then a rename."""
+    path = Path(path)
+    folder = path.parent
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    fd, partial = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=folder)
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(results, indent=2) + "\n")
+    os.chmod(partial, 0o644)
+    os.replace(partial, path)
+
+
+def grade_gradescope(root: Path) -> dict:
+    """Grade ROOT/submission/ with the course in ROOT/source/course; write and return results.json.
+
+    results.json is written here, by this process, after `grade` and every kernel it started have
+    ended, replacing whatever is in its place. A fault of the grader itself still writes a valid
+    results.json (0 points, the reason), then raises.
+    """
+    start = time.perf_counter()
+    root = Path(root).resolve()
+    target = root / "results" / "results.json"
+    source_nb, assignment = None, "the assignment"
+    try:
+        course = Course(root / "source" / "course")
+        assignments = course.assignments()
+        if len(assignments) != 1:
+            raise RuntimeError(f"{course.source_dir} should hold one assignment, found {assignments}")
+        (assignment,) = assignments
+        source_nb = read_notebook(course.source_notebook(assignment))
+        try:
+            notebook = find_notebook(root / "submission", assignment)
+        except SubmissionProblem as problem:
+            results = problem_results(str(problem), source_nb, assignment)
+        else:
+            with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
+                lay_out(notebook, assignment, Path(tmp) / "submitted")
+                record = run_grade(course.root, Path(tmp) / "submitted", Path(tmp) / "out", assignment)
+            results = results_from(record, source_nb, time.perf_counter() - start)
+    except Exception as error:
+        reason = (f"The autograder failed ({type(error).__name__}: {str(error)[:300]}); your "
+                  "instructor has been told. This is not a grade.")
+        results = (problem_results(reason, source_nb, assignment) if source_nb is not None else
+                   {"score": 0.0, "output": reason, "output_format": "md", "stdout_visibility": "hidden",
+                    "tests": []})
+        write_results(results, target)
+        raise
+    write_results(results, target)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.classroom.gradescope.results",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT),
+                        help=f"the folder laid out as Gradescope's /autograder (default: ${ROOT_ENV}, "
+                             "else /autograder)")
+    args = parser.parse_args(argv)
+    results = grade_gradescope(args.root)
+    print(f"results.json: {results['score']:g} points, {len(results['tests'])} tests")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,283 @@
+"""The trusted half of grading: the student's code on secret inputs, judged outside its kernel.
+
+nbgrader runs the tests inside the student's kernel, where the student's code can change what
+the tests see (autograder/probes/__init__.py lists how). After nbgrader, this module:
+
+1. builds a notebook of the student's code only: the setup cell and read-only definitions from
+   the *source* notebook, the student's solution cells and the cells they added, no test cell;
+2. reads that code for what no answer needs (autograder/engine/scan.py);
+3. runs it in a fresh kernel (sandboxed like nbgrader's: course files hidden), followed by the
+   probe snippets on inputs drawn here from a seed the student cannot know;
+4. judges the plain arrays the kernel saved against the reference, in this process.
+
+A kernel that dies costs only what nbgrader's run lost too: when a cell of the student's code
+kills it (os._exit, a segfault, a limit), a second fresh kernel runs the student's cells before
+that one, then the probes. Exercises defined before the crash are judged as usual; those whose
+solution cell is the dying one or a later one fail, saying so. A death inside a probe (the
+student's function crashing on the secret inputs) costs that exercise and the probes after it.
+
+`apply` then withdraws the nbgrader points of every test cell whose exercise failed here, and
+says why in the result and the feedback.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import numpy as np
+from nbformat import NotebookNode
+
+from autograder.course.grading_folder import probe_for
+from autograder.course.notebooks import grade_id, is_solution, is_test, nbgrader
+from autograder.engine import scan
+from autograder.engine.execute import KERNEL_DIED
+from autograder.engine.sandbox import OUTBOX_FD
+from autograder.probes import Verdict, judge, kernel_cells, kernel_inputs, load_outputs
+
+
+@dataclass
+class Verification:
+    """What the trusted run found: a verdict per exercise, and which test cells need which."""
+
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    needs: dict[str, list[str]] = field(default_factory=dict)  # test grade_id -> its exercises
+    findings: list[str] = field(default_factory=list)  # scan findings, for the record
+    seconds: float = 0.0
+
+    def failed(self) -> dict[str, str]:
+        """exercise -> why it failed."""
+        return {name: v.message for name, v in self.verdicts.items() if not v.ok}
+
+
+def seed_for(key: str, student_id: str, assignment: str) -> int:
+    """The inputs' seed: the same submission gets the same inputs; no student can compute it."""
+    digest = hashlib.sha256(f"{key}\0{student_id}\0{assignment}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+# -- which cells run ------------------------------------------------------------------------------------
+
+def _definitions_only(source: str) -> bool:
+    """A read-only cell that only defines things (earlier notebooks' code), not a demo that runs."""
+    import ast
+
+    try:
+        body = ast.parse(scan._python_only(source)).body
+    except SyntaxError:
+        return False
+    allowed = (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    return bool(body) and all(isinstance(node, allowed) or (isinstance(node, ast.Expr) and isinstance(
+        getattr(node, "value", None), ast.Constant)) for node in body)
+
+
+def exercises_by_cell(source_nb: NotebookNode) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(solution grade_id -> the names it defines, test grade_id -> the exercises it belongs to).
+
+    A test cell belongs to the exercises of the nearest solution cell above it.
+    """
+    solutions: dict[str, list[str]] = {}
+    needs: dict[str, list[str]] = {}
+    current: list[str] = []
+    for cell in source_nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if is_solution(cell):
+            current = sorted(scan.defined_names(cell.source))
+            solutions[grade_id(cell)] = current
+        elif is_test(cell):
+            needs[grade_id(cell)] = list(current)
+    return solutions, needs
+
+
+def student_code(submitted: NotebookNode, source_nb: NotebookNode) -> tuple[list[tuple[str, str]], list[str]]:
+    """The cells to run, as (kind, source) with kind setup/given/solution:<id>/added, in order;
+    and the setup's grade_id. Locked cells come from the source, whatever the submission holds."""
+    by_id = {grade_id(c): c for c in source_nb.cells if grade_id(c)}
+    source_texts = {c.source.strip() for c in source_nb.cells if c.cell_type == "code"}
+    setup = next((c for c in source_nb.cells if c.cell_type == "code"), None)
+    cells: list[tuple[str, str]] = []
+    if setup is not None:
+        cells.append(("setup", setup.source))
+    reads = set().union(*(scan.top_level_reads(c.source) for c in source_nb.cells if is_solution(c)))
+    for cell in source_nb.cells:  # earlier notebooks' code, and data the answers are computed from
+        if (cell is not setup and cell.cell_type == "code" and nbgrader(cell).get("locked")
+                and not is_test(cell)
+                and (_definitions_only(cell.source) or scan.defined_names(cell.source) & reads)):
+            cells.append(("given", cell.source))
+    for cell in submitted.cells:
+        if cell.cell_type != "code":
+            continue
+        gid = grade_id(cell)
+        original = by_id.get(gid) if gid else None
+        if original is not None:
+            if is_solution(original):
+                cells.append((f"solution:{gid}", cell.source))
+            continue  # tests, setup and read-only cells: never the submission's copy
+        if cell.source.strip() and cell.source.strip() not in source_texts:
+            cells.append(("added", cell.source))  # the student's own cell, or a demo they edited
+    return cells, [grade_id(setup)] if setup is not None else []
+
+
+def scan_failures(cells: list[tuple[str, str]], solutions: dict[str, list[str]],
+                  forbidden: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
+    """(exercise -> why its code fails the scan, every finding as text)."""
+    failures: dict[str, str] = {}
+    notes: list[str] = []
+    uses = {kind: scan.used_names(text) for kind, text in cells if kind.startswith("solution:")}
+    modules = set().union(*(scan.imported_names(text) for _, text in cells))
+    checks = set().union(*(scan.check_names(text) for kind, text in cells if kind in ("setup", "given")))
+    for kind, text in cells:
+        found = (scan.findings(text, forbidden, modules, checks)
+                 if kind in ("added",) or kind.startswith("solution:") else [])
+        if not found:
+            continue
+        where = "a cell you added" if kind == "added" else f"the cell of {', '.join(solutions.get(kind[9:], []))}"
+        notes.append(f"{where}: " + "; ".join(found))
+        if kind == "added":  # the exercises it defines, and those whose cells use what it defines
+            defined = scan.defined_names(text)
+            hit = [ex for exercises in solutions.values() for ex in exercises if ex in defined]
+            hit += [ex for sol, used in uses.items() if used & defined for ex in solutions.get(sol[9:], [])]
+        else:
+            hit = solutions.get(kind[9:], [])
+        for exercise in hit:
+            failures.setdefault(exercise, f"{exercise} relies on code that uses {found[0].split(': ', 1)[1]} "
+                                          f"({where}), which this course's answers never need")
+    return failures, notes
+
+
+# -- running and judging ----------------------------------------------------------------------------------
+
+def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb: NotebookNode,
+           folder: Path, execute, key: str = "", root: Path | None = None) -> Verification | None:
+    """Run the probes of `assignment` on the student's code; None when it has no probe
+    (grading/<assignment>/probe.py of the course at `root`; default: $AUTOGRADER_ROOT, else this
+    checkout).
+
+    execute(nb, folder, outbox): runs a notebook in a fresh kernel with cwd `folder` (the engine
+    passes nbgrader's Execute, configured like the one that ran the tests), the kernel holding
+    `outbox` open for writing as sandbox.OUTBOX_FD; it must not raise for errors in cells. For a
+    probe that serves data (`Probe.serve`), it gets `feed=`: the function that answers the kernel's
+    input() requests (06's training batches, counted on this side). When the kernel dies it marks the cell (GradingExecute) or raises; a death in the
+    student's code runs the cells before it again, alone (see the module's docstring).
+    """
+    probe = probe_for(assignment, root)
+    if probe is None:
+        return None
+    start = time.perf_counter()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    solutions, needs = exercises_by_cell(source_nb)
+    cells, _ = student_code(submitted, source_nb)
+    scan_failed, notes = scan_failures(cells, solutions, probe.forbidden)
+
+    inputs = probe.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))
+    in_path = folder / "inputs.npz"
+    np.savez(in_path, **kernel_inputs(inputs))  # private inputs stay here
+    expected = probe.expected(inputs)  # first: what may come back is bounded by it
+    outputs, died = _run(probe, source_nb, [text for _, text in cells], in_path, folder, execute,
+                         expected, inputs)
+    if died is not None:  # the student's code killed the kernel: run what came before it, alone
+        outputs, _ = _run(probe, source_nb, [text for _, text in cells[:died]], in_path, folder,
+                          execute, expected, inputs, attempt=1)
+    verdicts = judge(probe, inputs, outputs, expected)
+    if died is not None:
+        for exercise, why in crash_failures(cells, died, solutions).items():
+            if exercise in verdicts:
+                verdicts[exercise] = Verdict(exercise, False, why)
+    for exercise, why in scan_failed.items():
+        if exercise in verdicts:
+            verdicts[exercise] = Verdict(exercise, False, why)
+    return Verification(verdicts, needs, notes, round(time.perf_counter() - start, 2))
+
+
+def _run(module, source_nb: NotebookNode, student: list[str], in_path: Path, folder: Path,
+         execute, expected: dict, inputs: dict, attempt: int = 0) -> tuple[dict[str, np.ndarray], int | None]:
+    """Run `student`'s cells, then the probes, in one fresh kernel.
+
+    Returns (the outputs the probes saved, the index in `student` of the cell that killed the
+    kernel, or None when none did: a death in a probe costs that probe and the later ones only).
+    The outputs are read only as far as `expected` (the reference's records) bounds them.
+    """
+    out_path = folder / f"outputs-{attempt}.npz"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = copy.deepcopy(source_nb.metadata)
+    nb.cells = [nbformat.v4.new_code_cell(text) for text in student]
+    nb.cells += [nbformat.v4.new_code_cell(text) for text in kernel_cells(module, in_path, OUTBOX_FD)]
+    feed = module.serve(inputs) if module.serve is not None else None  # data the kernel asks for, counted here
+    try:
+        execute(nb, folder, out_path, **({"feed": feed} if feed is not None else {}))
+        raised = False
+    except Exception:  # an executor that lets a dead kernel through: the outputs saved so far count
+        raised = True
+    try:
+        outputs = load_outputs(out_path, expected)
+    except (OSError, ValueError, EOFError):  # none written, or not plain arrays: nothing passes
+        outputs = {}
+    died = death_cell(nb, raised)
+    return outputs, died if died is not None and died < len(student) else None
+
+
+def death_cell(nb: NotebookNode, raised: bool = False) -> int | None:
+    """Index of the cell the kernel died in (GradingExecute's KernelDied mark; after an executor
+    that raised instead, the first code cell it never ran), or None."""
+    for index, cell in enumerate(nb.cells):
+        if any(o.get("output_type") == "error" and o.get("ename") == KERNEL_DIED
+               for o in cell.get("outputs", [])):
+            return index
+    if raised:
+        return next((i for i, c in enumerate(nb.cells)
+                     if c.cell_type == "code" and c.get("execution_count") is None), None)
+    return None
+
+
+def crash_failures(cells: list[tuple[str, str]], died: int,
+                   solutions: dict[str, list[str]]) -> dict[str, str]:
+    """exercise -> why, for the exercises whose solution cell is at or after the cell `died`
+    (an index in `cells`) that killed the trusted run's kernel."""
+    kind = cells[died][0]
+    where = (f"the cell of {', '.join(solutions.get(kind[9:], []))}" if kind.startswith("solution:")
+             else "a cell you added" if kind == "added" else "the setup cell")
+    failures = {}
+    for later, _ in cells[died:]:
+        for exercise in solutions.get(later[9:], []) if later.startswith("solution:") else []:
+            failures.setdefault(exercise, f"not checked: the kernel died in {where} (os._exit, a "
+                                          "crash, or a memory or time limit); the exercises before "
+                                          "that cell were checked without it")
+    return failures
+
+
+def apply(verification: Verification, cells: dict[str, dict]) -> list[str]:
+    """Withdraw the points of test cells whose exercise failed, or whose own judgment
+    (Exercise.cells) failed; returns the cells changed.
+
+    cells: GradeResult.cells (grade_id -> score, max_score, error), updated in place.
+    """
+    failed = verification.failed()
+    changed = []
+    for gid, cell in cells.items():
+        reasons = [failed[ex] for ex in verification.needs.get(gid, []) if ex in failed]
+        reasons += [v.cells[gid] for v in verification.verdicts.values() if gid in v.cells]
+        if reasons and cell["score"] > 0:
+            cell["score"] = 0.0
+            cell["error"] = ("not scored: " + reasons[0])[:300]
+            changed.append(gid)
+    return changed
+
+
+def summary_markdown(verification: Verification) -> str:
+    """The feedback's section on the trusted run, for the top of the autograded notebook."""
+    lines = ["## Checked outside your notebook",
+             "Each exercise was also run on inputs your notebook never saw, in a separate run with "
+             "no test cell, and compared with the expected results. A test's points count only when "
+             "its exercise passes here.", "", "| exercise | result |", "| --- | --- |"]
+    for name, verdict in verification.verdicts.items():
+        lines.append(f"| `{name}` | {'passed' if verdict.ok else verdict.message.replace('|', '/')} |")
+    if verification.findings:
+        lines += ["", "Code that no answer here needs (it makes the exercises that rely on it fail):"]
+        lines += [f"- {note}" for note in verification.findings]
+    return "\n".join(lines)

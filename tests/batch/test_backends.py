@@ -1,0 +1,93 @@
+"""Where jobs run: the local pool by default, a Dask cluster on request, the same grades."""
+
+from __future__ import annotations
+
+import copy
+
+import nbformat
+import pytest
+
+from autograder.batch.backends import DaskCluster, LocalPool, make_backend
+from autograder.batch.grade import grade
+from autograder.batch.session import run_jobs
+from autograder.course.notebooks import grade_id, read_notebook
+from autograder.engine.job import GradeJob, GradeResult
+
+
+class Reversed:
+    """A backend that finishes jobs last to first, without grading anything."""
+
+    name = "reversed"
+
+    def __init__(self, local: bool):
+        self.local = local
+        self.seen: list[GradeJob] = []
+
+    def describe(self) -> str:
+        return self.name
+
+    def run(self, jobs, n_jobs=None):
+        self.seen = list(jobs)
+        for index in reversed(range(len(jobs))):
+            job = jobs[index]
+            yield index, GradeResult(job.student_id, job.assignment, job.label, "graded",
+                                     float(index), 9.0)
+
+
+def _jobs(tmp_path, n):
+    return [GradeJob(f"s{i}", "00_fixture", tmp_path / f"s{i}.ipynb", tmp_path, tmp_path)
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("local", [True, False])
+def test_results_come_back_in_job_order_and_progress_as_they_finish(tmp_path, local):
+    backend = Reversed(local)
+    seen = []
+    results = run_jobs(_jobs(tmp_path, 4), 2, on_result=lambda r: seen.append(r.student_id),
+                       kernel_server="/tmp/socket", backend=backend)
+    assert [r.student_id for r in results] == ["s0", "s1", "s2", "s3"]
+    assert [r.score for r in results] == [0.0, 1.0, 2.0, 3.0]
+    assert seen == ["s3", "s2", "s1", "s0"]
+    # The kernel server's socket is local to this machine: only local workers get it.
+    assert {job.kernel_server for job in backend.seen} == {"/tmp/socket" if local else None}
+
+
+def test_the_local_pool_is_the_default_and_a_scheduler_means_dask():
+    assert isinstance(make_backend(), LocalPool)
+    assert isinstance(make_backend("dask"), DaskCluster) and make_backend("dask").local
+    remote = make_backend("local", scheduler="tcp://grader:8786")
+    assert isinstance(remote, DaskCluster) and not remote.local
+    with pytest.raises(ValueError, match="unknown backend"):
+        make_backend("slurm")
+
+
+@pytest.mark.slow
+def test_a_dask_local_cluster_grades_the_same_as_the_local_pool(released_course, tmp_path):
+    pytest.importorskip("distributed")
+    source = read_notebook(released_course.source_notebook("00_fixture"))
+    student = read_notebook(released_course.release_notebook("00_fixture"))
+    half = copy.deepcopy(student)
+    for cell in half.cells:
+        if grade_id(cell) == "scale":
+            cell.source = "def scale(x, factor):\n    return x * factor"
+    for who, nb in (("alice", source), ("bob", half), ("carol", student)):
+        (tmp_path / "in" / who / "00_fixture").mkdir(parents=True)
+        nbformat.write(nb, tmp_path / "in" / who / "00_fixture" / "00_fixture.ipynb")
+    (tmp_path / "in" / "dave" / "00_fixture").mkdir(parents=True)
+    (tmp_path / "in" / "dave" / "00_fixture" / "00_fixture.ipynb").write_text("{not json")
+
+    def batch(backend, out):
+        seen = []
+        rows = grade(released_course, tmp_path / "in", tmp_path / out, n_jobs=2,
+                     progress=lambda r: seen.append(r.student_id), backend=backend)
+        return rows, sorted(seen), (tmp_path / out / "grades.csv").read_bytes()
+
+    local_rows, local_seen, local_csv = batch(LocalPool(), "local")
+    dask_rows, dask_seen, dask_csv = batch(DaskCluster(), "dask")
+    assert dask_csv == local_csv
+    assert dask_seen == local_seen == ["alice", "bob", "carol", "dave"]
+    scores = {r["student_id"]: (r["score"], r["status"]) for r in dask_rows}
+    assert scores == {"alice": ("6", "graded"), "bob": ("3", "graded"),
+                      "carol": ("0", "graded"), "dave": ("0", "error")}
+    assert (tmp_path / "dask" / "feedback" / "alice" / "00_fixture" / "00_fixture.html").is_file()
+    assert "Dask LocalCluster" in (tmp_path / "dask" / "report.json").read_text()

@@ -1,0 +1,85 @@
+"""One grading session for check and grade (autograder/batch/session.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograder.authoring import check
+from autograder.batch import grade, session
+from autograder.course.layout import Course
+from autograder.engine import cgroups, execute, sandbox
+
+
+def test_kernels_never_see_the_course_the_checkout_home_or_the_output(tmp_path):
+    import helpers.reference
+    from autograder.course.settings import REPO_ROOT
+
+    hidden = execute.hidden_paths(tmp_path, tmp_path / "out")
+    for path in (tmp_path, tmp_path / "out", REPO_ROOT, Path.home(),
+                 Path(helpers.reference.__file__).parent):
+        assert str(path.resolve()) in hidden
+
+
+def test_check_and_grade_run_in_the_same_session_class():
+    assert check.GradingSession is grade.GradingSession is session.GradingSession
+
+
+def test_a_session_says_once_what_it_cannot_do_and_cleans_up(fixture_course: Course, monkeypatch):
+    monkeypatch.setattr(sandbox, "problems", lambda: ["grading kernels can reach the network (test)"])
+    monkeypatch.setattr(cgroups, "problem", lambda: None)
+    lines = []
+    with session.GradingSession(fixture_course, "check", warm_kernels=False, hidden=[fixture_course.root / "x"],
+                                warn=lines.append) as run:
+        assert run.dir.is_dir() and str(run.dir.resolve()) in run.hide
+        assert str(fixture_course.root.resolve()) in run.hide
+        assert run.kernel_server is None
+        folder = run.dir
+    assert not folder.exists()
+    assert lines == ["grading kernels can reach the network (test)"]
+
+
+@pytest.mark.parametrize("module", [check, grade])
+def test_check_and_grade_select_assignments_the_same_way(module):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    module.configure(parser)
+    args = ["--assignment", "b", "-a", "a"] + (["SUBMITTED"] if module is grade else [])
+    parsed = parser.parse_args(args)
+    course = type("FakeCourse", (), {"select": lambda self, wanted: wanted})()
+    from autograder.course.layout import selected
+
+    assert selected(parsed, course) == ["b", "a"]
+
+
+def test_a_job_folder_that_will_not_go_away_at_once_fails_nothing(tmp_path, monkeypatch):
+    """A file that appears while a job's folder is removed (seen at load 8: SQLite's journal)
+    must not turn the job into "could not be graded"."""
+    import errno
+    import shutil
+
+    from autograder.engine import job as engine
+
+    real, calls = shutil.rmtree, []
+
+    def racing(path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 1:
+            raise OSError(errno.ENOTEMPTY, "Directory not empty", path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(engine.shutil, "rmtree", racing)
+    with engine.scratch_folder(tmp_path, prefix="job-") as folder:
+        (Path(folder) / "gradebook.db").write_text("")
+    assert len(calls) == 2 and not Path(folder).exists()
+
+    def never(path, *args, **kwargs):
+        raise OSError(errno.ENOTEMPTY, "Directory not empty", path)
+
+    monkeypatch.setattr(engine.shutil, "rmtree", never)
+    monkeypatch.setattr(engine.time, "sleep", lambda seconds: None)
+    with engine.scratch_folder(tmp_path) as folder:
+        pass
+    assert Path(folder).exists()  # left for the session's own folder, which goes at its end

@@ -1,0 +1,248 @@
+"""The grader's layers (autograder/layers.py, docs/design.md "Layers"), read from every import.
+
+Every import of every module counts: top level or inside a function (lazy), absolute or relative
+(`from . import x`), in subpackages too. An import runs upward (a lower layer importing a higher
+one) or sideways between sibling layers: a failure. A command (what `__main__` imports as a
+module) imported by anything but `__main__`: a failure, unless it is one of the known
+exceptions below, each with its reason; an exception that no longer occurs must leave the list.
+A cycle anywhere in the import graph: a failure.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder import layers
+
+PACKAGE = layers.PACKAGE
+REPO = PACKAGE.parent
+
+# Commands that another module imports today, and why; issue 21 (item 7) removes them one by
+# one, so this list only shrinks.
+KNOWN_COMMAND_IMPORTS = {
+    ("autograder.batch.bench", "autograder.batch.grade"):
+        "bench times grade's batch and finds the submissions with grade.collect",
+    ("autograder.classroom.gradescope.results", "autograder.batch.grade"):
+        "assignment_of: which assignment a notebook of any file name is",
+    ("autograder.classroom.feedback", "autograder.classroom.export"):
+        "the score format, the roster and the CSV writer export also uses",
+    ("autograder.classroom.lms_manifest", "autograder.classroom.export"):
+        "safe_cell: lms.csv's cells neutralized against formula injection as export's are",
+    ("autograder.authoring.publish", "autograder.authoring.configure"):
+        "disagreements: publish refuses a course whose files disagree with [tool.course]",
+    ("autograder.authoring.publish", "autograder.authoring.release"):
+        "generate_release: the student tree's release/ is generated, not copied",
+    ("autograder.authoring.configure", "autograder.authoring.release"):
+        "release/ regenerated once the setup cells are rewritten",
+    ("autograder.authoring.new", "autograder.authoring.release"):
+        "the scaffolded assignment is released at once",
+}
+
+
+def modules(package: Path) -> dict[str, Path]:
+    """Every module of the package under `package` (subpackages included): dotted name -> file."""
+    return {layers.module_name(path, package): path for path in sorted(package.rglob("*.py"))
+            if "__pycache__" not in path.parts}
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """module -> the package's modules it imports, anywhere in its file."""
+    found = modules(package)
+    root = package.name
+
+    def resolve(name: str) -> str | None:
+        """The module `name` names, or the package or module that holds it (an imported class)."""
+        while name and name not in found:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for name, path in found.items():
+        is_package = path.name == "__init__.py"
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(resolve(alias.name) for alias in node.names
+                               if alias.name.split(".")[0] == root)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # relative: from . import x, from ..course import layout
+                    base = name.split(".") if is_package else name.split(".")[:-1]
+                    base = base[:len(base) - node.level + 1]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                if module.split(".")[0] != root:
+                    continue
+                for alias in node.names:  # a submodule by name, else the module holding the name
+                    targets.add(resolve(f"{module}.{alias.name}"))
+        graph[name] = {t for t in targets if t is not None} - {name}
+    return graph
+
+
+def command_tops(graph: dict[str, set[str]], package: Path) -> set[str]:
+    """The modules `__main__` imports as modules: its COMMANDS."""
+    main = package / "__main__.py"
+    named = set()
+    for node in ast.walk(ast.parse(main.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            named.update(f"{node.module}.{a.name}" for a in node.names)
+    return named & set(graph)
+
+
+def _command_of(module: str, tops: set[str]) -> str | None:
+    return next((t for t in tops if module == t or module.startswith(t + ".")), None)
+
+
+def commands(graph: dict[str, set[str]], package: Path) -> set[str]:
+    """The commands, and the modules inside them (a command that is a package: site)."""
+    tops = command_tops(graph, package)
+    return {m for m in graph if _command_of(m, tops)}
+
+
+def placement_problems(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{m}: in no layer (autograder/layers.py)" for m in sorted(graph)
+            if layers.layer_of(m) is None]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    problems = []
+    for importer, targets in sorted(graph.items()):
+        low = layers.layer_of(importer)
+        for target in sorted(targets):
+            high = layers.layer_of(target)
+            if low is None or high is None or low == high:
+                continue
+            if layers.rank(high) > layers.rank(low):
+                problems.append(f"{importer} ({low}) imports {target} ({high}): upward")
+            elif layers.rank(high) == layers.rank(low):
+                problems.append(f"{importer} ({low}) imports {target} ({high}): sibling layers")
+    return problems
+
+
+def command_imports(graph: dict[str, set[str]], package: Path) -> set[tuple[str, str]]:
+    """(importer, command) for every command imported by anything but __main__ or the command itself."""
+    tops = command_tops(graph, package)
+    main = f"{package.name}.__main__"
+    return {(importer, target) for importer, targets in graph.items() for target in targets
+            if _command_of(target, tops) and importer != main
+            and _command_of(importer, tops) != _command_of(target, tops)}  # a command's own parts may
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan), as a sorted list."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph(PACKAGE)
+
+
+def test_every_module_sits_in_a_layer(graph):
+    assert "autograder.engine.job" in graph and "autograder.authoring.site" in graph
+    assert placement_problems(graph) == []
+
+
+def test_no_import_runs_upward_or_between_sibling_layers(graph):
+    assert "autograder.engine.job" in graph["autograder.batch.grade"]  # the walk sees imports
+    assert "autograder.engine.verify" in graph["autograder.engine.job"]  # lazy ones too
+    assert upward_imports(graph) == []
+
+
+def test_commands_are_imported_by_the_command_line_alone(graph):
+    found = commands(graph, PACKAGE)
+    assert {"autograder.batch.grade", "autograder.authoring.check",
+            "autograder.classroom.gradescope.results"} <= found
+    assert "autograder.course.layout" not in found  # __main__ imports names from it, not it
+    imports = command_imports(graph, PACKAGE)
+    assert sorted(imports - set(KNOWN_COMMAND_IMPORTS)) == []
+    assert sorted(set(KNOWN_COMMAND_IMPORTS) - imports) == [], "gone: remove it from the list"
+
+
+def test_the_import_graph_has_no_cycle(graph):
+    assert cycles(graph) == []
+
+
+def test_a_probe_file_imports_nothing_of_the_grader_but_the_probe_contract():
+    probes = sorted(REPO.glob("grading/*/probe.py")) + sorted(REPO.glob("tests/fixtures/*/grading/*/probe.py"))
+    probes.append(PACKAGE / "authoring" / "scaffold" / "probe.py")
+    assert len(probes) > 3
+    for path in probes:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                if name.split(".")[0] == "autograder":
+                    # the contract is the probes package (probes.kernel: what runs in the kernel)
+                    assert name == "autograder.probes" or name.startswith("autograder.probes."), \
+                        f"{path}: imports {name}"
+
+
+def test_the_checks_fail_on_a_tree_that_breaks_each_rule(tmp_path):
+    """The walk is only as good as what it sees: an upward import inside a function, a relative
+    one, a sibling one, a command imported by another, a cycle and a stray module, each found."""
+    tree = tmp_path / "autograder"
+    files = {
+        "__init__.py": "",
+        "__main__.py": "from autograder.authoring import check, release\nfrom autograder.course.layout import Course\n",
+        "course/__init__.py": "",
+        "course/layout.py": "def f():\n    from autograder.engine import job\n",
+        "engine/__init__.py": "",
+        "engine/job.py": "from . import scan\n",
+        "engine/scan.py": "from .job import grade\n",
+        "batch/__init__.py": "",
+        "authoring/__init__.py": "",
+        "authoring/check.py": "from autograder.authoring import release\n",
+        "authoring/release.py": "from ..classroom.export import write\n",
+        "classroom/__init__.py": "",
+        "classroom/export.py": "",
+        "stray.py": "",
+    }
+    for name, text in files.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(text)
+    graph = import_graph(tree)
+    assert placement_problems(graph) == ["autograder.stray: in no layer (autograder/layers.py)"]
+    assert upward_imports(graph) == [
+        "autograder.authoring.release (authoring) imports autograder.classroom.export (classroom): sibling layers",
+        "autograder.course.layout (course) imports autograder.engine.job (engine): upward"]
+    assert command_imports(graph, tree) == {("autograder.authoring.check", "autograder.authoring.release")}
+    assert cycles(graph) == [["autograder.engine.job", "autograder.engine.scan"]]
+
+
+def test_the_design_draws_the_layers_that_the_code_declares():
+    design = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
+    drawing = design.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    for names in layers.LAYERS:
+        for name in names:
+            assert re.search(rf"\b{re.escape(name)}\b", drawing), name
