@@ -52,7 +52,7 @@ def outside_tmp():
 @pytest.fixture(scope="session")
 def released_course(tmp_path_factory) -> Course:
     """A copy of the fixture course with release/ generated; shared, so treat it as read-only."""
-    from autograder.authoring.release import release
+    from autograder.authoring.student_release import release
 
     course = copy_fixture_course(tmp_path_factory.mktemp("released") / "course")
     release(course)

@@ -24,22 +24,8 @@ REPO = PACKAGE.parent
 # Commands that another module imports today, and why; issue 21 (item 7) removes them one by
 # one, so this list only shrinks.
 KNOWN_COMMAND_IMPORTS = {
-    ("autograder.batch.bench", "autograder.batch.grade"):
-        "bench times grade's batch and finds the submissions with grade.collect",
-    ("autograder.classroom.gradescope.results", "autograder.batch.grade"):
-        "assignment_of: which assignment a notebook of any file name is",
-    ("autograder.classroom.feedback", "autograder.classroom.export"):
-        "the score format, the roster and the CSV writer export also uses",
-    ("autograder.classroom.lms_manifest", "autograder.classroom.export"):
-        "safe_cell: lms.csv's cells neutralized against formula injection as export's are",
     ("autograder.authoring.publish", "autograder.authoring.configure"):
         "disagreements: publish refuses a course whose files disagree with [tool.course]",
-    ("autograder.authoring.publish", "autograder.authoring.release"):
-        "generate_release: the student tree's release/ is generated, not copied",
-    ("autograder.authoring.configure", "autograder.authoring.release"):
-        "release/ regenerated once the setup cells are rewritten",
-    ("autograder.authoring.new", "autograder.authoring.release"):
-        "the scaffolded assignment is released at once",
 }
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder.authoring.check import MIN_MUTANTS, check, release_leaks
-from autograder.authoring.release import generate_release
+from autograder.authoring.student_release import generate_release
 from autograder.course.layout import Course
 from autograder.course.notebooks import dumps, normalize, read_notebook
 from autograder.course.settings import REPO_ROOT

@@ -138,7 +138,7 @@ def update_readme(course: Course) -> str:
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
-    from autograder.authoring.release import release
+    from autograder.authoring.student_release import release
 
     written = scaffold(course, args.assignment)
     release(course, [args.assignment])

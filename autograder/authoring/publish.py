@@ -70,7 +70,7 @@ class PublishError(Exception):
 
 def build_tree(course: Course, assignments: list[str], stage: Path) -> list[str]:
     """Write the student tree into the empty folder `stage`; returns its files, relative."""
-    from autograder.authoring.release import generate_release
+    from autograder.authoring.student_release import generate_release
 
     missing = [name for name in REQUIRED if not (course.root / name).is_file()]
     if missing:

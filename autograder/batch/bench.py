@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.batch.grade import collect
 from autograder.course.layout import Course
+from autograder.course.submitted import collect
 from autograder.engine.job import default_jobs
 from autograder.engine.nbgrader_setup import CONFIG_FILE
 

@@ -35,9 +35,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from autograder.classroom.export import csv_text, fmt_score, roster_people
 from autograder.classroom.lms_manifest import MANIFEST, LmsRecord, read_manifest
 from autograder.classroom.results import Result, read_results
+from autograder.classroom.roster import csv_text, fmt_score, roster_people
 from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError
 from autograder.course.notebooks import read_notebook
@@ -137,7 +137,7 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
           people: dict[str, tuple[str, str]] | None = None) -> list[tuple[str, Path]]:
     """Write one zip per student, feedback.csv and, with `submitted` (its lms.csv), one Canvas
     re-upload zip per assignment; returns (student_id, zip path) pairs of the students' zips.
-    people: student id -> (name, email) from the LMS's roster (export.roster_people), first
+    people: student id -> (name, email) from the LMS's roster (roster.roster_people), first
     for feedback.csv and the pages' titles; lms.csv's names and emails fill the gaps."""
     grades_dir = Path(grades_dir)
     people = people or {}

@@ -25,6 +25,7 @@ import io
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from autograder.classroom.roster import safe_cell
 from autograder.course.layout import CourseError
 
 MANIFEST = "lms.csv"
@@ -75,7 +76,6 @@ def read_manifest(submitted: Path) -> dict[tuple[str, str], LmsRecord]:
 def manifest_text(records: dict[tuple[str, str], LmsRecord]) -> str:
     """lms.csv's text for `records`, sorted by student then assignment; every cell neutralized
     against formula injection (a Gradescope :name: such as `=HYPERLINK(...)` gets a `'`)."""
-    from autograder.classroom.export import safe_cell
     buffer = io.StringIO(newline="")
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
     writer.writeheader()

@@ -10,7 +10,7 @@ import pytest
 
 from autograder.__main__ import main
 from autograder.authoring.check import MIN_MUTANTS, REPORT_KEYS, grading_problems, plan_assignment
-from autograder.authoring.release import release
+from autograder.authoring.student_release import release
 from autograder.course import grading_folder
 from autograder.course.notebooks import grade_id, read_notebook
 from autograder.engine import cgroups, sandbox

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from autograder.__main__ import main
-from autograder.authoring.release import release
+from autograder.authoring.student_release import release
 from autograder.course.notebooks import grade_id, read_notebook, write_notebook
 
 pytestmark = pytest.mark.slow  # one check of the fixture course (six graded runs)

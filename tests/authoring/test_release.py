@@ -13,7 +13,7 @@ from nbformat.v4 import new_output
 
 from autograder.__main__ import main
 from autograder.authoring.check import release_leaks
-from autograder.authoring.release import generate_release, release
+from autograder.authoring.student_release import generate_release, release
 from autograder.course.notebooks import grade_id, read_notebook, write_notebook
 
 pytestmark = pytest.mark.slow

@@ -14,8 +14,9 @@ import sys
 import nbformat
 import pytest
 
-from autograder.batch.grade import CSV_COLUMNS, assignment_of, collect, grade
+from autograder.batch.grade import CSV_COLUMNS, grade
 from autograder.course.notebooks import grade_id, is_test, read_notebook
+from autograder.course.submitted import assignment_of, collect
 from autograder.engine.restore_missing_cells import restore_missing_cells
 
 pytestmark = pytest.mark.slow

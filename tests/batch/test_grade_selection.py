@@ -4,7 +4,7 @@ flow graded every assignment of source/, and export then wrote 0 over grades Can
 from __future__ import annotations
 
 from autograder.__main__ import main
-from autograder.batch.grade import handed_in
+from autograder.course.submitted import handed_in
 
 
 def add_assignment(course, name: str) -> None:

@@ -18,7 +18,7 @@ import pytest
 from conftest import copy_fixture_course
 
 from autograder.__main__ import main
-from autograder.authoring.release import release
+from autograder.authoring.student_release import release
 from autograder.batch.grade import _journaled, grade, grade_batch
 from autograder.batch.journal import Journal, fingerprint, grading_code, grading_settings
 from autograder.course.atomic import atomic_write

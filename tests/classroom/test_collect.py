@@ -16,9 +16,9 @@ import nbformat
 import pytest
 
 from autograder.__main__ import main
-from autograder.batch.grade import collect as find_submissions
 from autograder.classroom.collect import Candidate, Collected, Entry, names_assignment, place
 from autograder.course.layout import CourseError
+from autograder.course.submitted import collect as find_submissions
 
 LMS = Path(__file__).parents[1] / "fixtures" / "lms"
 A = "00_fixture"

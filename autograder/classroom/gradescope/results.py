@@ -32,7 +32,6 @@ from pathlib import Path
 
 import jsonschema
 
-from autograder.batch.grade import assignment_of
 from autograder.course.layout import Course
 from autograder.course.notebooks import (
     HIDDEN_DELIMITERS,
@@ -41,6 +40,7 @@ from autograder.course.notebooks import (
     read_notebook,
     test_points,
 )
+from autograder.course.submitted import assignment_of
 from autograder.engine.verify import exercises_by_cell
 
 ROOT_ENV = "AUTOGRADER_GRADESCOPE_ROOT"
