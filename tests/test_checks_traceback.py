@@ -7,14 +7,17 @@ Every function of helpers.checks that is on the stack when a check fails sets `_
 
 from __future__ import annotations
 
+import ast
 import re
 import traceback
+from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
 import torch
 
+from autograder.course import grading_folder
 from helpers import checks
 from helpers.checks import CheckFailed
 
@@ -105,6 +108,16 @@ def test_in_ipython_a_failed_check_shows_the_cell_line_and_the_message(capsys):
 
 # -- in a real Jupyter kernel (nbclient): the error outputs Jupyter and nbgrader show --------------------
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _class_source(path: Path, name: str) -> str:
+    """The source of class `name` as written in the file at `path`."""
+    text = path.read_text(encoding="utf-8")
+    node = next(n for n in ast.parse(text).body if isinstance(n, ast.ClassDef) and n.name == name)
+    return ast.get_source_segment(text, node)
+
+
 SETUP = """\
 import helpers
 device = helpers.setup(quiet=True)
@@ -114,30 +127,12 @@ from torch import nn
 from helpers.checks import check_shape, check_true
 
 
-class ForwardModeOnly(torch.autograd.Function):  # as in 02: a Function whose reverse mode is switched off
-    generate_vmap_rule = True
-
-    @staticmethod
-    def forward(x, a):
-        return torch.tanh(x @ a)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_forward(inputs[1], output)
-
-    @staticmethod
-    def jvp(ctx, x_tangent, a_tangent):
-        a, y = ctx.saved_tensors
-        return (1 - y ** 2) * (x_tangent @ a)
-
-    @staticmethod
-    def backward(ctx, grad_y):
-        raise RuntimeError("reverse mode is switched off here: build the Jacobian from Jacobian-vector products")
-
+{forward_mode_only}
 
 a = torch.randn(3, 4, dtype=torch.float64)
 x = torch.randn(3, dtype=torch.float64)
-"""
+""".format(forward_mode_only=_class_source(  # 02's Function whose reverse mode is switched off
+    grading_folder.probe_path(ROOT, "02_autograd"), "ForwardModeOnly"))
 
 # name: (the student's cells, a line of theirs the error shows, the message, a phrase of the course's hint,
 # at most this many lines). The first cell of each defines; the last one raises.
