@@ -21,12 +21,9 @@ from autograder import layers
 PACKAGE = layers.PACKAGE
 REPO = PACKAGE.parent
 
-# Commands that another module imports today, and why; issue 21 (item 7) removes them one by
-# one, so this list only shrinks.
-KNOWN_COMMAND_IMPORTS = {
-    ("autograder.authoring.publish", "autograder.authoring.configure"):
-        "disagreements: publish refuses a course whose files disagree with [tool.course]",
-}
+# Commands that another module may import, each with its reason: none (issue 21, item 7). What two
+# commands share lives in a module that is no command.
+KNOWN_COMMAND_IMPORTS: dict[tuple[str, str], str] = {}
 
 
 def modules(package: Path) -> dict[str, Path]:

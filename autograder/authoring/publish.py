@@ -38,7 +38,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.authoring.configure import disagreements
+from autograder.authoring.agreement import disagreements
 from autograder.authoring.leaks import (
     CodeIndex,
     _is_telling,

@@ -12,7 +12,8 @@ import pytest
 from conftest import copy_fixture_course
 
 from autograder.__main__ import main
-from autograder.authoring.configure import disagreements, set_course_table
+from autograder.authoring.agreement import disagreements
+from autograder.authoring.configure import set_course_table
 from autograder.authoring.readme import block_text, render_readme
 from autograder.authoring.setup_cell import apply_setup_cell, first_code_cell, render_head
 from autograder.course.layout import Course

@@ -93,7 +93,7 @@ def test_new_updates_the_readme_blocks_so_that_publish_does_not_refuse(tmp_path,
     from test_configure import full_course_copy
 
     from autograder.__main__ import main
-    from autograder.authoring.configure import disagreements
+    from autograder.authoring.agreement import disagreements
 
     course = full_course_copy(tmp_path / "course")
     assert disagreements(course, release=False) == []
