@@ -33,6 +33,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from autograder.probes import EXACT, Exercise, Probe, compare_arrays
+from helpers.async_device import AsyncDevice
 
 STEP = 0.004  # seconds every step of the probe model lasts, synchronized: the answer a right median gives
 LAUNCH = 0.001  # of them, seconds of Python per forward pass; the rest is queued on a stand-in asynchronous device
@@ -204,66 +205,19 @@ class ProbeClock:
                 patch.stop()
 
 
-class ProbeAsync:
-    """A stand-in for an asynchronous device (a GPU's queue) on the CPU: queue(seconds) adds work that runs
-    after the work queued before it, without making the caller wait; synchronizing waits until it is done,
-    on the virtual clock and for real (slept). Every way of synchronizing the notebook names waits:
-    helpers.timing's synchronize and synchronized_timer (and the student's names bound to them),
-    torch.utils.benchmark.timer, torch.cuda/mps/accelerator.synchronize, and Tensor.item and tolist,
-    which must wait for the value. A bare clock reading does not wait."""
+class ProbeAsync(AsyncDevice):
+    """The stand-in CUDA GPU of helpers.async_device (its `device` is torch.device("cuda"), its tensors kept on
+    the CPU), waiting for real too: every way of waiting for a GPU sleeps until the queued work would be done.
+    active(*functions) also stands in for the names their globals bound to a synchronizing function."""
 
     def __init__(self, clock):
-        self.clock, self.busy_until, self.real_busy_until = clock, clock.now, 0.0
-
-    def queue(self, seconds):
-        self.busy_until = max(self.busy_until, self.clock.now) + seconds
-        self.real_busy_until = max(self.real_busy_until, probe_real_clock()) + seconds
-
-    def synchronize(self, *args, **kwargs):
-        self.clock.now = max(self.clock.now, self.busy_until)
-        wait = self.real_busy_until - probe_real_clock()
-        if wait > 0:
-            time.sleep(wait)
-
-    def timer(self, *args, **kwargs):
-        self.synchronize()
-        return self.clock.read()
+        super().__init__(clock, real_clock=probe_real_clock)
 
     @contextlib.contextmanager
     def active(self, *functions):
-        import helpers.timing
-
-        def waiting(method):
-            def wrapper(tensor, *args, **kwargs):
-                self.synchronize()
-                return method(tensor, *args, **kwargs)
-            return wrapper
-
-        stand_in = {helpers.timing.synchronized_timer: self.timer, helpers.timing.synchronize: self.synchronize}
-        patches = [mock.patch.object(helpers.timing, "synchronize", self.synchronize),
-                   mock.patch.object(helpers.timing, "synchronized_timer", self.timer),
-                   mock.patch("torch.cuda.synchronize", self.synchronize),
-                   mock.patch.object(torch.Tensor, "item", waiting(torch.Tensor.item)),
-                   mock.patch.object(torch.Tensor, "tolist", waiting(torch.Tensor.tolist))]
-        benchmark = sys.modules.get("torch.utils.benchmark")
-        if benchmark:
-            patches.append(mock.patch.object(benchmark, "timer", self.timer))
-        if hasattr(torch, "mps"):
-            patches.append(mock.patch("torch.mps.synchronize", self.synchronize))
-        if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "synchronize"):
-            patches.append(mock.patch("torch.accelerator.synchronize", self.synchronize))
-        for function in functions:
-            names = getattr(function, "__globals__", {})
-            for key, value in list(names.items()):
-                if callable(value) and not isinstance(value, type) and value in stand_in:
-                    patches.append(mock.patch.dict(names, {key: stand_in[value]}))
-        for patch in patches:
-            patch.start()
-        try:
+        self.namespaces = [getattr(function, "__globals__", {}) for function in functions]
+        with self:
             yield self
-        finally:
-            for patch in reversed(patches):
-                patch.stop()
 
 
 class ProbeStepModel(nn.Module):
@@ -321,7 +275,7 @@ def run_time_train_step(answers, inputs, record):
                            DELAY, clock, device)
     called = probe_real_clock()
     with clock.active(answers.time_train_step), device.active(answers.time_train_step):
-        seconds = answers.time_train_step(model, batch_size, torch.device('cpu'), warmup, repeats)
+        seconds = answers.time_train_step(model, batch_size, device.device, warmup, repeats)
     device.synchronize()
     record('real_calls', [called, *(t for forward in model.real for t in forward), probe_real_clock()])
     record('virtual_reads', clock.reads)
@@ -354,7 +308,7 @@ def run_time_throughput(answers, inputs, record):
     model = ProbeStepModel(inputs['step.shape'], inputs['step.bias'], [1], THROUGHPUT_LAUNCH, THROUGHPUT_QUEUED,
                            DELAY, clock, device)
     with clock.active(answers.time_throughput), device.active(answers.time_throughput):
-        seconds = answers.time_throughput(model, batch_size, torch.device('cpu'), warmup, steps)
+        seconds = answers.time_throughput(model, batch_size, device.device, warmup, steps)
     device.synchronize()
     record('virtual_reads', clock.reads)
     record('seconds', float(seconds))
