@@ -25,15 +25,14 @@ def sample(name: str, kind: str, stem: str) -> str:
 
 def test_02_the_trusted_run_runs_the_read_only_cells_the_answers_read():
     """answer_retain_grad is computed from the read-only regression cell's prediction and y; 01's
-    training loop, the one-mode Functions and the given torch_mlp_forward are definitions; the fan-out
-    cell, which no answer reads, is left out."""
+    training loop, the one-mode Functions and the given torch_mlp_forward are definitions (the fan-out
+    question shows its code in the text: its answers are predicted, not read off a cell's objects)."""
     source = read_notebook(COURSE.source_notebook("02_autograd"))
     given = [text for kind, text in student_code(source, source)[0] if kind == "given"]
     locked = {grade_id(c): c.source for c in source.cells if c.cell_type == "code" and nbgrader(c).get("locked")
               and not is_test(c) and grade_id(c) not in ("setup", "summary")}
-    assert set(locked) == {"numpy_mlp_from_01", "regression_graph", "modes", "fan_out", "given_torch_mlp_forward"}
-    assert all(locked[gid] in given for gid in ("numpy_mlp_from_01", "regression_graph", "modes", "given_torch_mlp_forward"))
-    assert locked["fan_out"] not in given
+    assert set(locked) == {"numpy_mlp_from_01", "regression_graph", "modes", "given_torch_mlp_forward"}
+    assert all(locked[gid] in given for gid in locked)
 
 
 def test_02_the_gpu_stand_in_refuses_numpy_as_cuda_does(tmp_path):
@@ -243,3 +242,17 @@ def test_08_the_reference_matmul_tflops_passes_the_probe(tmp_path):
     names = namespace("08_gpu_batch_timing", None, "from helpers.reference.gpu_batch_timing import matmul_tflops")
     assert names["matmul_tflops"].__module__ == "helpers.reference.gpu_batch_timing"
     assert "matmul_tflops" not in failures("08_gpu_batch_timing", names, 4, tmp_path)
+
+
+def test_08_profile_step_needs_one_right_run_of_three():
+    """A busy machine can pause any operator: profile_step passes a step when one of its runs names the busiest
+    operator and a share in range; a mistake (ranking by total time) is wrong in every run and fails."""
+    judge = assignment("08_gpu_batch_timing").probe.exercises["profile_step"].judge
+    steps = ("mm", "addmm", "bmm", "baddbmm", "sort")
+    want = {**{f"{name}.busiest": f"aten::{name}" for name in steps}, **{f"{name}.products": name != "sort" for name in steps}}
+    right = {f"{name}.busiest": [f"aten::{name}"] * 3 for name in steps}
+    right.update({f"{name}.share": [0.0 if name == "sort" else 0.99] * 3 for name in steps})
+    paused = {**right, "addmm.busiest": ["aten::item", "aten::addmm", "aten::item"], "addmm.share": [0.04, 0.97, 0.05]}
+    assert judge(right, want) is None and judge(paused, want) is None
+    by_total = {**right, "mm.busiest": ["aten::matmul"] * 3}
+    assert "self" in judge(by_total, want)

@@ -291,3 +291,45 @@ def _saved_bytes(model, x):
 def test_activation_bytes_is_what_autograd_saves(layers, dtype):
     model = nn.Sequential(*layers).to(dtype)
     assert reference.activation_bytes(model, 9, 6) == _saved_bytes(model, torch.randn(9, 6, dtype=dtype))
+
+
+# --- training craft: float16 with a scaler, the profiler, DataLoader workers ---------------------------
+
+@pytest.mark.skipif(not hasattr(torch.amp, "GradScaler"), reason="torch.amp.GradScaler('cpu') needs torch >= 2.3")
+def test_amp_train_step_clips_the_true_gradients_and_skips_an_overflow():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 3))
+    x, y = 4 * torch.randn(32, 6), torch.randint(0, 3, (32,))
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    before = torch.cat([p.detach().flatten() for p in model.parameters()])
+    with torch.no_grad():
+        plain_loss = nn.functional.cross_entropy(model(x), y).item()
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 10)
+    loss = reference.amp_train_step(model, optimizer, scaler, x, y, max_norm=0.01)
+    after = torch.cat([p.detach().flatten() for p in model.parameters()])
+    assert isinstance(loss, float) and loss == pytest.approx(plain_loss, rel=0.01)  # not scaled
+    assert torch.linalg.vector_norm(after - before).item() == pytest.approx(0.01, rel=1e-3)  # lr=1: the clipped gradient
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 100)  # float16 gradients overflow
+    reference.amp_train_step(model, optimizer, scaler, x, y, max_norm=0.01)
+    assert torch.equal(torch.cat([p.detach().flatten() for p in model.parameters()]), after)
+    assert scaler.get_scale() == 2.0 ** 99
+
+
+def test_profile_step_finds_the_product_by_its_own_time():
+    a, b = torch.randn(256, 4096), torch.randn(4096, 256)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # no operator waits for a busy machine's thread pool
+    try:
+        with torch.no_grad():
+            (a @ b).sum()
+            runs = [reference.profile_step(lambda: (a @ b)[0, 0].item()) for _ in range(3)]
+    finally:
+        torch.set_num_threads(threads)
+    assert any(busiest == "aten::mm" and 0.7 < share <= 1.0 for busiest, share in runs), runs
+
+
+@pytest.mark.parametrize("n, load, step, workers, expected", [
+    (10, 0.02, 0.01, 0, 0.3), (10, 0.02, 0.01, 2, 0.12), (10, 0.005, 0.01, 2, 0.105), (7, 0.03, 0.01, 3, 0.10),
+    (3, 0.2, 0.05, 8, 0.35)])
+def test_epoch_seconds_waits_for_the_first_batch_and_then_the_slower_side(n, load, step, workers, expected):
+    assert reference.epoch_seconds(n, load, step, workers) == pytest.approx(expected)

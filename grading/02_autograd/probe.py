@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder.probes import Exercise, Probe, Tolerance
+from autograder.probes import EXACT, Exercise, Probe, Tolerance
 
 
 def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -204,7 +204,7 @@ PASSES = {"gradient_forward": 1_000_000, "gradient_reverse": 1, "jacobian_forwar
 
 
 def fan_out_facts() -> dict:
-    """The notebook's fan-out cell, run here: a hook on w, w used three times, two backward() calls."""
+    """The notebook's fan-out question, run here: a hook on w, w used three times, two backward() calls."""
     w = torch.tensor(2.0, requires_grad=True)
     calls = []
     w.register_hook(lambda grad: calls.append(float(grad)))
@@ -212,6 +212,22 @@ def fan_out_facts() -> dict:
     first = {"hook_calls": len(calls), "grad": float(w.grad)}
     (w * w + 3 * w).backward()
     return {**first, "hook_calls_after_second": len(calls), "grad_after_second": float(w.grad)}
+
+
+def view_bytes_facts() -> dict:
+    """The bytes of new memory each of the question's expressions takes on a (64, 1024, 4096) float32 tensor: 0 for
+    the tensor itself or a view of it, else its result's storage (on the meta device: no memory needed)."""
+    x = torch.empty(64, 1024, 4096, device="meta")
+    results = {"swap_tokens_features": x.transpose(1, 2), "every_other_token": x[:, ::2],
+               "flatten_batch": x.reshape(-1, 4096), "flatten_after_transpose": x.transpose(1, 2).reshape(64, -1),
+               "one_head": x[..., :64].contiguous(), "mean_over_tokens": x.mean(dim=1),
+               "to_bfloat16": x.to(torch.bfloat16), "float": x.float(), "first_token": x[:, 0],
+               "first_token_plus_one": x[:, 0] + 1}
+    return {key: 0 if y is x or y._base is x else y.untyped_storage().nbytes() for key, y in results.items()}
+
+
+VIEW_BYTES_KEYS = ("swap_tokens_features", "every_other_token", "flatten_batch", "flatten_after_transpose", "one_head",
+                   "mean_over_tokens", "to_bfloat16", "float", "first_token", "first_token_plus_one")
 
 
 def graph_alive_facts() -> dict:
@@ -350,6 +366,8 @@ PROBE = Probe(
         "vector_jacobian_product": Exercise(run_vector_jacobian_product),
         "jacobian_forward": Exercise(jacobian_runner("jacobian_forward", ForwardModeOnly), expected=expected_jacobian),
         "jacobian_reverse": Exercise(jacobian_runner("jacobian_reverse", ReverseModeOnly), expected=expected_jacobian),
+        "answer_view_bytes": Exercise(answer_runner("answer_view_bytes", VIEW_BYTES_KEYS),
+                                      expected=answer_values("answer_view_bytes", view_bytes_facts), tolerance=EXACT),
         "answer_passes": Exercise(answer_runner("answer_passes", tuple(PASSES)),
                                   expected=lambda inputs: {**PASSES, "keys": sorted(PASSES)}),
         "answer_fan_out": Exercise(answer_runner("answer_fan_out", tuple(FAN_OUT_KEYS)),

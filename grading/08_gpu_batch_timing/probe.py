@@ -16,6 +16,11 @@ device's autocast the forward pass ran under; `precision_error` against the refe
 whose outputs are large (relative, not absolute). `matmul_tflops` runs on a virtual clock that
 every matrix product advances by its FLOPs over a rate this probe chose per dtype (TF32 apart),
 so machine speed never enters; the float32 matmul precision must be as it was after each call.
+
+`amp_train_step` runs three float16 steps with a real GradScaler and one whose gradients overflow, against the
+reference; `profile_step` profiles, on one thread, a step that is one matrix product of each kind (mm, addmm,
+bmm, baddbmm, of a secret size) and a step that sorts, judged by the busiest operator and the range of the products' share;
+`epoch_seconds` is a pure function, compared with the reference on secret costs.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from autograder.probes import EXACT, Exercise, Probe, compare_arrays
+from autograder.probes import EXACT, Exercise, Probe, Tolerance, compare_arrays
+from helpers.async_device import AsyncDevice
 
 STEP = 0.004  # seconds every step of the probe model lasts, synchronized: the answer a right median gives
 LAUNCH = 0.001  # of them, seconds of Python per forward pass; the rest is queued on a stand-in asynchronous device
@@ -40,6 +46,7 @@ THROUGHPUT_LAUNCH, THROUGHPUT_QUEUED = 0.001, 0.004  # time_throughput's model: 
 DELAY = 0.05  # seconds more for a slow call (warm-up, hiccups): a mean of 5 or 7 steps with 2 or 3 of them
 # is at least 0.014 s above STEP
 SLACK = 0.01  # what a real clock may add to STEP on a busy machine, below that 0.014
+PROFILE_RUNS = 3  # profile_step runs per step: a right answer must be right in one (a busy machine pauses operators)
 
 
 def _spec(rng: np.random.Generator, depth: int = 0):
@@ -92,10 +99,30 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         "mixed.scale": np.asarray(10.0 ** rng.uniform(2, 4)),  # precision_error: outputs far from 1
         "tflops.cases": cases,
         **memory_inputs(rng),
+        **craft_inputs(rng),
         # virtual seconds of one product by kind (float32, TF32, bfloat16), each kind its own: a timer
         # taking 0.2 s needs a few of them, one per block (at 0.02 s and more, the 1 us a clock reading
         # costs is below blocked_autorange's 1e-4 overhead)
         "tflops.seconds": rng.uniform(2e-2, 4e-2, size=(3, 1)) * np.asarray([2.5, 1.6, 1.0]) * rng.uniform(0.93, 1.07, (3, 3)),
+    }
+
+
+def craft_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """A float16 training problem, the products a profiled step runs, DataLoader costs."""
+    d_in, hidden, classes, n = (int(rng.integers(6, 13)), int(rng.integers(12, 25)), int(rng.integers(3, 6)),
+                                int(rng.integers(20, 51)))
+    return {
+        "amp.w1": rng.standard_normal((hidden, d_in)) / np.sqrt(d_in), "amp.b1": rng.standard_normal(hidden) * 0.1,
+        "amp.w2": rng.standard_normal((classes, hidden)) / np.sqrt(hidden), "amp.b2": rng.standard_normal(classes) * 0.1,
+        "amp.x": 3 * rng.standard_normal((n, d_in)), "amp.y": rng.integers(0, classes, size=n),
+        # max_norm, learning rate, log2 of the initial scale
+        # (a small scale: gradients a step forgot to clear, divided by it, stay visible)
+        "amp.settings": np.asarray([rng.uniform(0.02, 0.2), rng.uniform(0.3, 1.0), rng.integers(2, 6)]),
+        # profile_step: the inner size of the products
+        "profile.inner": np.asarray(int(rng.integers(2, 5)) * 512),
+        # epoch_seconds: (num_batches, load, step, workers) per row
+        "epoch.cases": np.stack([rng.integers(2, 40, size=8), rng.uniform(0.001, 0.1, size=8),
+                                 rng.uniform(0.001, 0.1, size=8), np.concatenate([[0, 0, 1], rng.integers(2, 9, size=5)])], axis=1),
     }
 
 
@@ -204,66 +231,19 @@ class ProbeClock:
                 patch.stop()
 
 
-class ProbeAsync:
-    """A stand-in for an asynchronous device (a GPU's queue) on the CPU: queue(seconds) adds work that runs
-    after the work queued before it, without making the caller wait; synchronizing waits until it is done,
-    on the virtual clock and for real (slept). Every way of synchronizing the notebook names waits:
-    helpers.timing's synchronize and synchronized_timer (and the student's names bound to them),
-    torch.utils.benchmark.timer, torch.cuda/mps/accelerator.synchronize, and Tensor.item and tolist,
-    which must wait for the value. A bare clock reading does not wait."""
+class ProbeAsync(AsyncDevice):
+    """The stand-in CUDA GPU of helpers.async_device (its `device` is torch.device("cuda"), its tensors kept on
+    the CPU), waiting for real too: every way of waiting for a GPU sleeps until the queued work would be done.
+    active(*functions) also stands in for the names their globals bound to a synchronizing function."""
 
     def __init__(self, clock):
-        self.clock, self.busy_until, self.real_busy_until = clock, clock.now, 0.0
-
-    def queue(self, seconds):
-        self.busy_until = max(self.busy_until, self.clock.now) + seconds
-        self.real_busy_until = max(self.real_busy_until, probe_real_clock()) + seconds
-
-    def synchronize(self, *args, **kwargs):
-        self.clock.now = max(self.clock.now, self.busy_until)
-        wait = self.real_busy_until - probe_real_clock()
-        if wait > 0:
-            time.sleep(wait)
-
-    def timer(self, *args, **kwargs):
-        self.synchronize()
-        return self.clock.read()
+        super().__init__(clock, real_clock=probe_real_clock)
 
     @contextlib.contextmanager
     def active(self, *functions):
-        import helpers.timing
-
-        def waiting(method):
-            def wrapper(tensor, *args, **kwargs):
-                self.synchronize()
-                return method(tensor, *args, **kwargs)
-            return wrapper
-
-        stand_in = {helpers.timing.synchronized_timer: self.timer, helpers.timing.synchronize: self.synchronize}
-        patches = [mock.patch.object(helpers.timing, "synchronize", self.synchronize),
-                   mock.patch.object(helpers.timing, "synchronized_timer", self.timer),
-                   mock.patch("torch.cuda.synchronize", self.synchronize),
-                   mock.patch.object(torch.Tensor, "item", waiting(torch.Tensor.item)),
-                   mock.patch.object(torch.Tensor, "tolist", waiting(torch.Tensor.tolist))]
-        benchmark = sys.modules.get("torch.utils.benchmark")
-        if benchmark:
-            patches.append(mock.patch.object(benchmark, "timer", self.timer))
-        if hasattr(torch, "mps"):
-            patches.append(mock.patch("torch.mps.synchronize", self.synchronize))
-        if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "synchronize"):
-            patches.append(mock.patch("torch.accelerator.synchronize", self.synchronize))
-        for function in functions:
-            names = getattr(function, "__globals__", {})
-            for key, value in list(names.items()):
-                if callable(value) and not isinstance(value, type) and value in stand_in:
-                    patches.append(mock.patch.dict(names, {key: stand_in[value]}))
-        for patch in patches:
-            patch.start()
-        try:
+        self.namespaces = [getattr(function, "__globals__", {}) for function in functions]
+        with self:
             yield self
-        finally:
-            for patch in reversed(patches):
-                patch.stop()
 
 
 class ProbeStepModel(nn.Module):
@@ -321,7 +301,7 @@ def run_time_train_step(answers, inputs, record):
                            DELAY, clock, device)
     called = probe_real_clock()
     with clock.active(answers.time_train_step), device.active(answers.time_train_step):
-        seconds = answers.time_train_step(model, batch_size, torch.device('cpu'), warmup, repeats)
+        seconds = answers.time_train_step(model, batch_size, device.device, warmup, repeats)
     device.synchronize()
     record('real_calls', [called, *(t for forward in model.real for t in forward), probe_real_clock()])
     record('virtual_reads', clock.reads)
@@ -354,7 +334,7 @@ def run_time_throughput(answers, inputs, record):
     model = ProbeStepModel(inputs['step.shape'], inputs['step.bias'], [1], THROUGHPUT_LAUNCH, THROUGHPUT_QUEUED,
                            DELAY, clock, device)
     with clock.active(answers.time_throughput), device.active(answers.time_throughput):
-        seconds = answers.time_throughput(model, batch_size, torch.device('cpu'), warmup, steps)
+        seconds = answers.time_throughput(model, batch_size, device.device, warmup, steps)
     device.synchronize()
     record('virtual_reads', clock.reads)
     record('seconds', float(seconds))
@@ -569,6 +549,94 @@ def run_matmul_tflops(answers, inputs, record):
         end.synchronize()
         record("gpu_events", 2 * 4096 ** 3 * 10 / (start.elapsed_time(end) / 1e3) / 1e12)
         record("gpu_measured", float(answers.matmul_tflops(4096, torch.float16, torch.device("cuda"))))
+
+
+def run_amp_train_step(answers, inputs, record):
+    """Three float16 steps with a GradScaler (growth_interval 2), then one whose gradients overflow (scale 2**100)."""
+    max_norm, lr, log_scale = (float(v) for v in inputs["amp.settings"])
+    model = nn.Sequential(nn.Linear(*inputs["amp.w1"].shape[::-1]), nn.ReLU(), nn.Linear(*inputs["amp.w2"].shape[::-1]))
+    with torch.no_grad():
+        for parameter, key in zip(model.parameters(), ("w1", "b1", "w2", "b2")):
+            parameter.copy_(torch.as_tensor(inputs["amp." + key]))
+    x, y = torch.as_tensor(inputs["amp.x"], dtype=torch.float32), torch.as_tensor(inputs["amp.y"], dtype=torch.long)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** log_scale, growth_interval=2)
+    losses = [float(answers.amp_train_step(model, optimizer, scaler, x, y, max_norm)) for _ in range(3)]
+    record("losses", losses)
+    record("weights", torch.cat([p.detach().flatten() for p in model.parameters()]))
+    record("scale", scaler.get_scale())
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 100)
+    answers.amp_train_step(model, optimizer, scaler, x, y, max_norm)
+    record("overflow_weights", torch.cat([p.detach().flatten() for p in model.parameters()]))  # as they were
+    record("overflow_scale", scaler.get_scale())
+
+
+def probe_profiled_steps(inputs):
+    """{name: (step, the busiest operator, whether it is all products)}: one step per product kernel, and a sort."""
+    inner = int(inputs["profile.inner"])
+    a, b = torch.randn(256, inner), torch.randn(inner, 256)
+    p, q, c = torch.randn(8, 128, inner), torch.randn(8, inner, 128), torch.randn(8, 128, 128)
+    layer = nn.Linear(inner, 64)
+    v, small = torch.randn(2 ** 20), torch.randn(8, 8)
+    return {"mm": (lambda: (a @ b)[0, 0].item(), "aten::mm", True),
+            "addmm": (lambda: layer(a)[0, 0].item(), "aten::addmm", True),
+            "bmm": (lambda: torch.bmm(p, q)[0, 0, 0].item(), "aten::bmm", True),
+            "baddbmm": (lambda: torch.baddbmm(c, p, q)[0, 0, 0].item(), "aten::baddbmm", True),
+            "sort": (lambda: torch.sort(v).values[0].item() + (small @ small)[0, 0].item(), "aten::sort", False)}
+
+
+def run_profile_step(answers, inputs, record):
+    """profile_step on a step that is one product of the kind drawn, and on a sort: on one thread (a busy machine's
+    thread pool would bill its waits to small operators)."""
+    import os
+
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # the profiler's stage logs, on stderr
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            for name, (step, _, _) in probe_profiled_steps(inputs).items():
+                step()
+                runs = [answers.profile_step(step) for _ in range(PROFILE_RUNS)]
+                record(f"{name}.busiest", [str(busiest) for busiest, _ in runs])
+                record(f"{name}.share", [float(share) for _, share in runs])
+    finally:
+        torch.set_num_threads(threads)
+
+
+def expected_profile_step(inputs) -> dict:
+    return {f"{name}.{key}": value for name, (_, busiest, products) in probe_profiled_steps(inputs).items()
+            for key, value in (("busiest", busiest), ("products", products))}
+
+
+def _judge_profile_step(got: dict, want: dict) -> str | None:
+    for name in ("mm", "addmm", "bmm", "baddbmm", "sort"):
+        for key in ("busiest", "share"):
+            if f"{name}.{key}" not in got:
+                return f"profile_step gave no {key} for the {name} step"
+        runs = list(zip(np.asarray(got[f"{name}.busiest"]).ravel(), np.asarray(got[f"{name}.share"], np.float64).ravel()))
+        messages = [_judge_profile_run(str(busiest), float(share), want, name) for busiest, share in runs]
+        if not runs or all(messages):  # a busy machine can pause any operator: one right run of PROFILE_RUNS is enough
+            return messages[-1] if runs else "profile_step gave nothing"
+    return None
+
+
+def _judge_profile_run(busiest: str, share: float, want: dict, name: str) -> str | None:
+    wanted = str(want[f"{name}.busiest"])
+    if busiest != wanted:
+        return (f"profile_step named {busiest} the busiest operator of a step that is almost all {wanted}: rank the "
+                "operators by their own (self) CPU time; a total includes the operators called inside")
+    if bool(want[f"{name}.products"]) and not 0.7 < share <= 1.0:
+        return (f"profile_step gave a matrix-product share of {share:.3g} for a step that is almost all {wanted}: "
+                "the self times of aten::mm, aten::addmm, aten::bmm and aten::baddbmm over the sum of every self time")
+    if not bool(want[f"{name}.products"]) and not 0.0 <= share < 0.1:
+        return f"profile_step gave a matrix-product share of {share:.3g} for a step that is almost all sorting"
+    return None
+
+
+def run_epoch_seconds(answers, inputs, record):
+    record("seconds", [float(answers.epoch_seconds(int(n), float(load), float(step), int(workers)))
+                       for n, load, step, workers in inputs["epoch.cases"]])
 
 
 def expected_to_device(inputs) -> dict:
@@ -867,5 +935,8 @@ PROBE = Probe(
                                      judge=_judge_autocast_forward),
         "precision_error": Exercise(run_precision_error, judge=_judge_precision_error),
         "matmul_tflops": Exercise(run_matmul_tflops, expected=expected_matmul_tflops, judge=_judge_matmul_tflops),
+        "amp_train_step": Exercise(run_amp_train_step, tolerance=Tolerance(1e-4, 1e-6)),
+        "profile_step": Exercise(run_profile_step, expected=expected_profile_step, judge=_judge_profile_step),
+        "epoch_seconds": Exercise(run_epoch_seconds, tolerance=Tolerance(1e-9, 1e-12)),
     },
 )

@@ -234,3 +234,57 @@ def activation_bytes(model: nn.Sequential, batch_size: int, in_features: int) ->
             source = index
             kept.add((source, width))  # its output
     return batch_size * size * sum(w for _, w in kept)
+
+
+def amp_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, scaler: Any, x: torch.Tensor,
+                   y: torch.Tensor, max_norm: float) -> float:
+    """One float16 mixed-precision training step with a GradScaler; returns the loss as a Python float.
+
+    x: (N, D_in) float32, y: (N,) class indices, both on the model's device. The forward pass and the loss
+    run under torch.autocast(x.device.type, torch.float16); the loss is scaled before backward; the
+    gradients are unscaled before they are clipped to total norm `max_norm` (the norm of the true
+    gradients); scaler.step skips the update when they hold inf or NaN, and scaler.update adapts the scale.
+    """
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)  # the true gradients, so that max_norm means what it says
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)  # skipped when the gradients overflowed
+    scaler.update()
+    return loss.item()  # float(loss) would warn: the loss requires grad
+
+
+MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")  # where every matrix product ends on a CPU
+
+
+def profile_step(step: Callable[[], Any]) -> tuple[str, float]:
+    """(the op with the most self CPU time, the share of self CPU time in MATMUL_OPS) over one call of step().
+
+    Self time: the time of an op minus that of the ops it called (aten::linear calls aten::addmm), so
+    that the self times of all ops add up to the profiled time once; totals would count it twice.
+    """
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        step()
+    self_time = {row.key: row.self_cpu_time_total for row in prof.key_averages()}
+    busiest = max(self_time, key=self_time.get)
+    share = sum(t for key, t in self_time.items() if key in MATMUL_OPS) / sum(self_time.values())
+    return busiest, float(share)
+
+
+def epoch_seconds(num_batches: int, load_seconds: float, step_seconds: float, num_workers: int) -> float:
+    """Seconds of one epoch of `num_batches` batches, each taking `load_seconds` to load and `step_seconds` to train.
+
+    num_workers == 0: the main process loads a batch, then trains on it, one after the other. With w
+    workers, all starting at time 0, worker k loads batches k, k + w, k + 2w, ... back to back (prefetching
+    as far ahead as needed), while the main process trains on the batches in order, each once it is
+    loaded and the one before it is trained.
+    """
+    if num_workers == 0:
+        return num_batches * (load_seconds + step_seconds)
+    done = 0.0
+    for i in range(num_batches):
+        loaded = (i // num_workers + 1) * load_seconds  # the worker's (i // w + 1)-th batch
+        done = max(done, loaded) + step_seconds
+    return done

@@ -1,0 +1,15 @@
+"""amp_train_step calls backward on the loss itself, not on scaler.scale(loss): the scaler then divides unscaled gradients."""
+# replaces: amp_train_step
+# caught by: test_amp_train_step, test_amp_train_step_hidden
+
+
+def amp_train_step(model, optimizer, scaler, x, y, max_norm):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    scaler.unscale_(optimizer)
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
