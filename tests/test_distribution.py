@@ -23,5 +23,5 @@ def test_every_file_of_the_grader_that_is_not_a_module_is_package_data():
             shipped.update(p.relative_to(ROOT).as_posix() for p in folder.glob(pattern) if p.is_file())
     data = [p.relative_to(ROOT).as_posix() for p in (ROOT / "autograder").rglob("*")
             if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".py", ".pyc")]
-    assert "autograder/authoring/site/templates/site_index.html.j2" in data
+    assert "autograder/authoring/site/templates/index.md.j2" in data
     assert sorted(set(data) - shipped) == []
