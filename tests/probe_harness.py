@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.course import grading_folder
+from autograder.course import grading_folder, points
 from autograder.course.grading_folder import probe_for
 from autograder.course.layout import Course
-from autograder.course.notebooks import read_notebook
+from autograder.course.notebooks import grade_id, is_solution, is_test, read_notebook
 from autograder.course.settings import REPO_ROOT
 from autograder.engine import scan
 from autograder.engine.verify import exercises_by_cell, student_code
@@ -117,6 +117,37 @@ def _closure(name: str, reached: set[str]) -> set[str]:
         if more <= reached:
             return reached
         reached |= more
+
+
+@functools.cache
+def notebook_tests(name: str, exercise: str) -> tuple[tuple[str, str], ...]:
+    """The source notebook's test cells of the solution cell defining `exercise` (hidden tests included;
+    the points' rule of which test is whose), preceded by the read-only cells they need that the trusted run leaves out (tools the
+    tests define, transitively): (label, source) in notebook order, to run over `namespace(...)`."""
+    source = read_notebook(COURSE.source_notebook(name))
+    cell = next(gid for gid, defined in assignment(name).solutions.items() if exercise in defined)
+    cells = points.exercises(source)  # solution cells' grade_ids: a test cell's owner is one of them
+    tests = [c for c in source.cells if is_test(c) and points.exercise_of(grade_id(c), cells) == cell]
+    run = {text for _, text in assignment(name).cells}
+    last = max(i for i, c in enumerate(source.cells) if any(c is t for t in tests)) if tests else -1
+    spare = [c for c in source.cells[:last] if c.cell_type == "code" and not is_test(c) and not is_solution(c)
+             and c.source not in run]  # read-only cells and the notebook's plain ones (data, demos) before them
+    needed, chosen = set().union(*(scan.top_level_reads(c.source) for c in tests)), set()
+    while True:
+        more = {i for i, c in enumerate(spare) if i not in chosen and scan.defined_names(c.source) & needed}
+        if not more:
+            break
+        chosen |= more
+        needed |= set().union(*(scan.top_level_reads(spare[i].source) for i in more))
+    order = {id(c): i for i, c in enumerate(source.cells)}
+    cells = sorted([spare[i] for i in chosen] + tests, key=lambda c: order[id(c)])
+    return tuple((grade_id(c) or "read-only", c.source) for c in cells)
+
+
+def run_cells(names: dict, cells) -> None:
+    """Run (label, source) cells over `names` as a kernel would, magics left out."""
+    for label, text in cells:
+        exec(compile(scan._python_only(text), f"<{label}>", "exec"), names)
 
 
 def samples(name: str, kind: str) -> list:

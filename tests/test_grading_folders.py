@@ -3,7 +3,7 @@
 For each assignment: every exercise of the notebook is probed and every probed exercise exists;
 the solution passes its probe; every mutant fails its own exercise and only it; answers equal to
 everything rescue nothing; patched oracles rescue no mutant; every right answer written another
-way passes; every other wrong answer fails with the words it names. Test ids carry the assignment
+way passes its probe and the notebook's own test cells of its exercise; every other wrong answer fails with the words it names. Test ids carry the assignment
 (`pytest -k nn_modules`); everything an assignment needs is built lazily, once.
 """
 
@@ -20,6 +20,8 @@ from probe_harness import (
     may_fail_with,
     may_fail_with_code,
     namespace,
+    notebook_tests,
+    run_cells,
     samples,
 )
 
@@ -180,6 +182,18 @@ def test_every_right_answer_written_another_way_passes(name, path, tmp_path):
     reached = may_fail_with_code(name, variant.code)
     assert variant.exercise in reached, f"{path}: defines no {variant.exercise}"
     assert failures(name, namespace(name, None, variant.code), 5, tmp_path, only=reached) == {}, variant.note
+
+
+@pytest.mark.parametrize("name, path", each("variants"))
+def test_every_right_answer_written_another_way_passes_the_notebooks_own_tests(name, path):
+    """A probe that takes a right answer is half the promise: nbgrader scores the notebook's test cells, and
+    the trusted run only ever withdraws points. So the exercise's test cells, visible and hidden, run over
+    the variant (and the read-only tools they use) and must not raise."""
+    variant = grading_folder.parse_sample(path)
+    names = namespace(name, None, variant.code)
+    tests = notebook_tests(name, variant.exercise)
+    assert any(label.startswith("test_") for label, _ in tests), f"no test cell of {variant.exercise}"
+    run_cells(names, tests)
 
 
 @pytest.mark.parametrize("name, path", each("wrong"))
