@@ -3,8 +3,9 @@
 For each assignment: every exercise of the notebook is probed and every probed exercise exists;
 the solution passes its probe; every mutant fails its own exercise and only it; answers equal to
 everything rescue nothing; patched oracles rescue no mutant; every right answer written another
-way passes its probe and the notebook's own test cells of its exercise; every other wrong answer fails with the words it names. Test ids carry the assignment
-(`pytest -k nn_modules`); everything an assignment needs is built lazily, once.
+way passes its probe and the notebook's own test cells of its exercise; every other wrong answer
+fails with the words it names. Test ids carry the assignment (`pytest -k nn_modules`); everything
+an assignment needs is built lazily, once.
 """
 
 from __future__ import annotations
