@@ -9,7 +9,7 @@ Why not rely on `torch.utils.benchmark.timer`? What it synchronizes depends on t
 Up to torch 2.8 it synchronizes CUDA (2.7 and 2.8 also Intel's XPU), chosen once when
 `torch.utils.benchmark` is imported, never MPS; from torch 2.9 it synchronizes
 `torch.accelerator`, whichever accelerator is present, MPS included (checked in the wheels'
-`torch/utils/benchmark/utils/timer.py`). The course allows torch >= 2.2, so it times with its own
+`torch/utils/benchmark/utils/timer.py`). The course allows torch >= 2.4, so it times with its own
 clock, and hands that clock to `benchmark.Timer(..., timer=synchronized_timer)`.
 
 Importing `torch.utils.benchmark` imports `torch.utils.cpp_extension`, which on a CUDA build of
