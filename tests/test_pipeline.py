@@ -64,6 +64,13 @@ def test_nbgraders_validator_would_pass_the_source_notebook(reports, assignment)
 
 
 @pytest.mark.parametrize("assignment", PER_ASSIGNMENT)
+def test_every_gate_of_check_passes(reports, assignment):
+    """All of check's gates, those without a test of their own above included (points, tests, probe,
+    grading folder, release sync, no leaks, ...): the report names none."""
+    assert reports[assignment].failures == [], "\n".join(reports[assignment].failures)
+
+
+@pytest.mark.parametrize("assignment", PER_ASSIGNMENT)
 def test_untouched_release_scores_zero(reports, assignment):
     report = reports[assignment]
     assert report.release_score == 0, failures(report, "release")

@@ -150,11 +150,14 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
 
 def points_problems(source_nb, assignment: str) -> list[str]:
     """The 'points' gate: where the intro table or the summary disagree with the metadata, or cannot
-    be read (a failed gate naming the row, never a traceback)."""
+    be read (a failed gate naming the row, never a traceback); the 'tests' gate: a test cell whose
+    name and place credit different exercises (autograder/course/points.py, misplaced_tests)."""
+    misplaced = [f"gate 'tests': {assignment}: {line}" for line in points.misplaced_tests(source_nb)]
     try:
-        return [f"gate 'points': {problem}" for problem in points.disagreements(source_nb, assignment)]
+        return misplaced + [f"gate 'points': {problem}"
+                            for problem in points.disagreements(source_nb, assignment)]
     except ValueError as error:
-        return [f"gate 'points': {assignment}: {error}"]
+        return misplaced + [f"gate 'points': {assignment}: {error}"]
 
 
 def notebook_exercises(source_nb) -> set[str]:

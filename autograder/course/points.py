@@ -85,6 +85,27 @@ def orphan_tests(nb: NotebookNode) -> list[str]:
             and exercise_of(_nbgrader(c).get("grade_id", ""), names) is None]
 
 
+def misplaced_tests(nb: NotebookNode) -> list[str]:
+    """One line per test cell whose name (the rule of the points: test_<exercise>[_...]) names
+    another solution cell than the nearest one above it (the rule of the trusted run, which runs
+    a test's exercise from the cell before it): the two would credit different exercises."""
+    names, above, found = exercises(nb), None, []
+    for cell in nb.cells:
+        meta = _nbgrader(cell)
+        if cell.get("cell_type") != "code" or not meta:
+            continue
+        if meta.get("solution"):
+            above = meta.get("grade_id")
+        elif meta.get("grade"):
+            test = meta.get("grade_id", "")
+            owner = exercise_of(test, names)
+            if owner is not None and owner != above:
+                found.append(f"{test} is {owner}'s test by its name but follows "
+                             + (f"the solution cell {above}" if above else "no solution cell")
+                             + f": rename it test_{above}_... or move it under {owner}")
+    return found
+
+
 _ROW = re.compile(r"^\s*\|(.*)\|\s*$")
 
 

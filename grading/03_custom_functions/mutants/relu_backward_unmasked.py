@@ -1,6 +1,6 @@
 """ReLU's backward returns grad_y unmasked: gradient flows even where x < 0."""
 # replaces: ReLU
-# caught by: test_ReLU, test_ReLU_hidden, test_ReLU_training
+# caught by: test_ReLU, test_ReLU_hidden, test_relu_training
 class ReLU(torch.autograd.Function):
     """y = max(x, 0), elementwise; forward saves its INPUT x for backward."""
 
