@@ -65,7 +65,7 @@ clean:
 # The course on the oldest PyTorch that pyproject.toml claims (constraints/oldest.txt), in a venv
 # of its own outside the checkout: not part of `make test`, since the old wheels bring their CUDA
 # libraries (about 5 GB). Results and what they prove: docs/compatibility.md.
-# torch 2.2 has wheels up to Python 3.12, and torch.compile up to 3.11.
+# torch 2.4 has wheels for Python 3.8 to 3.12.
 OLDEST_PYTHON ?= python3.11
 OLDEST_VENV ?= $(HOME)/.cache/pytorch-course/oldest-torch
 OLDEST := PATH=$(abspath $(OLDEST_VENV))/bin:$$PATH $(OLDEST_VENV)/bin/python
