@@ -25,6 +25,7 @@ given get the stand-in too.
 
 from __future__ import annotations
 
+import abc
 import sys
 import time
 import timeit
@@ -90,6 +91,15 @@ class _Event:
             raise RuntimeError("CUDA error: device not ready (the end event was read before the GPU reached it: "
                                "synchronize it first)")
         return (end.at - self.at) * 1e3
+
+
+
+try:
+    from torch._streambase import _EventBase
+except ImportError:
+    _EventBase = None
+if isinstance(_EventBase, abc.ABCMeta):  # torch 2.4: importing torch._dynamo (an optimizer's first step
+    _EventBase.register(_Event)  # does) asserts that torch.cuda.Event derives from this abstract base
 
 
 class _Stream:
