@@ -79,7 +79,8 @@ def test_without_hidden_frames_keeps_the_callers_frames_only():
     assert len(list(_walk(error.__traceback__))) > len(kept)  # the original chain is left as it was
 
 
-def test_outside_ipython_the_rendering_is_plain_python_without_checks_py():
+def test_outside_ipython_the_rendering_is_plain_python_without_checks_py(monkeypatch):
+    monkeypatch.setattr("IPython.get_ipython", lambda: None)  # whatever shell an earlier test left
     text = "".join(checks.render_without_hidden_frames(_raised(FAILURES["check_equal"])))
     assert "checks.py" not in text
     assert "x is 1; expected 2." in text and "check_equal(1, 2" in text

@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def problems(tag: str, root: Path) -> list[str]:
-    from autograder.authoring.configure import disagreements
+    from autograder.authoring.agreement import disagreements
     from autograder.course.layout import Course
     from autograder.course.settings import SettingsError, course_settings
 

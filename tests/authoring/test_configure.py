@@ -182,8 +182,16 @@ def test_ipython_shows_the_failure_as_its_one_line(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     monkeypatch.setattr(subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(
         argv, 1, "", "ERROR: No connection"))
+    import builtins
+
+    added = {"__IPYTHON__", "display"} - set(vars(builtins))  # what the shell leaves in builtins
     shell = InteractiveShell.instance()
-    result = shell.run_cell(render_head(SETTINGS))
+    try:
+        result = shell.run_cell(render_head(SETTINGS))
+    finally:  # later tests in this process must not find a shell (helpers render for IPython then)
+        InteractiveShell.clear_instance()
+        for name in added:
+            vars(builtins).pop(name, None)
     shown = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert not result.success
     assert len(shown) == 1 and shown[0].startswith("The course's helpers package could not be"), shown
