@@ -11,11 +11,11 @@ export MPLBACKEND := Agg
 # Grading and tests never touch the network: 07 takes its offline path (bundled data).
 export PYTORCH_COURSE_OFFLINE ?= 1
 
-# Tests run in four workers on two cores (much of the time is spent waiting on kernels and
-# subprocesses: with three, a quiet run kept the cores 60 % busy), each test file whole in one
-# worker, the longest files first (tests/conftest.py). (xdist's --dist loadgroup would let one
-# assignment's tests form a group; with pytest 9.2 and xdist 3.8 here it groups nothing, not even a
-# static xdist_group mark.) --durations: the slowest tests are named in every run.
+# Tests run in three workers on two cores (much of the time is spent waiting on kernels and
+# subprocesses), each test file whole in one worker, the longest files first (tests/conftest.py).
+# (xdist's --dist loadgroup would let one assignment's tests form a group; with pytest 9.2 and
+# xdist 3.8 here it groups nothing, not even a static xdist_group mark.) --durations: the slowest
+# tests are named in every run (make test is over its 10 minutes since the content of 2026-11-25).
 PYTEST_JOBS ?= -n 4 --dist loadfile --no-loadscope-reorder --durations=15
 
 .PHONY: course test release check lint site clean
