@@ -16,7 +16,7 @@ export PYTORCH_COURSE_OFFLINE ?= 1
 # (xdist's --dist loadgroup would let one assignment's tests form a group; with pytest 9.2 and
 # xdist 3.8 here it groups nothing, not even a static xdist_group mark.) --durations: the slowest
 # tests are named in every run (make test is over its 10 minutes since the content of 2026-11-25).
-PYTEST_JOBS ?= -n 4 --dist loadfile --no-loadscope-reorder --durations=15
+PYTEST_JOBS ?= -n 3 --dist loadfile --no-loadscope-reorder --durations=15
 
 .PHONY: course test release check lint site clean
 
