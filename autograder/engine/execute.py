@@ -20,6 +20,12 @@ Execute, instead:
   (jupyter_client's ipc transport) in a folder of its own under /tmp, the one folder it shares
   with the grader: once the kernel listens, the folder is closed to it (it can no longer create
   a file there) and it is removed with the kernel;
+- runs an epilogue after the notebook's last cell, in the same kernel, when the grading job gives
+  one (`epilogue`: the trusted probes of autograder/engine/verify.py): its cells are not part of
+  the notebook (removed before nbgrader scores it or writes it), the notebook's budget does not
+  cut them (each has the cell timeout), only they get the probe's feed (input() answered from
+  this side), and `report` says whether the notebook's own cells all ran first (no death, no
+  spent budget) and whether every epilogue cell ran;
 - caps what a notebook's outputs can hold: `output_limit` bytes in all (later outputs are left
   out, errors kept) and `output_item_limit` bytes per output (text cut, a larger image left out),
   so that a 50 MB print makes neither a 50 MB autograded notebook nor a 50 MB feedback page.
@@ -42,6 +48,7 @@ from pathlib import Path
 from queue import Empty
 from time import monotonic
 
+import nbformat
 from nbclient.exceptions import CellExecutionComplete, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
@@ -51,6 +58,7 @@ from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 
 from autograder.engine.warm_kernel import WarmKernelManager
 
+EPILOGUE = "autograder_epilogue"  # metadata flag on the cells run after the notebook's own
 KERNEL_DIED = "KernelDied"  # ename on the cell that was running when the kernel died
 NOT_RUN = "NotRun"  # ename on every code cell not run because of it, or of the time budget
 TIMED_OUT = "CellTimeoutError"  # nbgrader's, on a cell stopped by its timeout
@@ -188,14 +196,18 @@ class GradingExecute(Execute):
                 pass
         return client
 
-    # -- the trusted run's feed ------------------------------------------------------------------
+    # -- the trusted run's feed and epilogue --------------------------------------------------------
 
     feed = None  # the trusted run's answers to the kernel's input() (verify.py: probe.serve); None: none
+    # Set on a subclass made for one job (autograder/engine/job.py), since nbgrader makes the instance:
+    epilogue: tuple[str, ...] = ()  # code run after the notebook's cells, in the same kernel
+    report: dict | None = None  # filled when an epilogue ran: notebook_ran, epilogue_ran (bools)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         """With a feed, the cell may call input(): each request is answered here, by `feed(prompt)`,
-        so that data reaches the kernel one piece at a time from this side, which counts it."""
-        if self.feed is None:
+        so that data reaches the kernel one piece at a time from this side, which counts it. With an
+        epilogue, only its cells get the feed: the notebook's own cells see nbgrader's stdin (none)."""
+        if self.feed is None or (self.epilogue and not _in_epilogue(cell)):
             return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         self.kc.allow_stdin = True
         answering = asyncio.ensure_future(self._answer_input_requests())
@@ -251,20 +263,35 @@ class GradingExecute(Execute):
         self._killed: str | None = None  # why this cell's kernel was killed
         self._ipc_folders: list[str] = []
         self._output_bytes, self._output_cut = 0, False
+        added = [nbformat.v4.new_code_cell(text, metadata={EPILOGUE: True}) for text in self.epilogue]
+        self._notebook_ran = None  # whether the notebook's own cells all ran (set at the epilogue)
+        nb.cells.extend(added)
         try:
             return super().preprocess(nb, resources, km)
         finally:
             for folder in self._ipc_folders:
                 shutil.rmtree(folder, ignore_errors=True)
+            if added:
+                ran = [c for c in nb.cells if _in_epilogue(c)]
+                nb.cells[:] = [c for c in nb.cells if not _in_epilogue(c)]
+                if self.report is not None:
+                    self.report.update(
+                        notebook_ran=bool(self._notebook_ran),
+                        epilogue_ran=len(ran) == len(added) and all(
+                            c.get("execution_count") is not None and not any(
+                                o.get("ename") in (KERNEL_DIED, NOT_RUN) for o in c.get("outputs", []))
+                            for c in ran))
 
     def _budget_left(self) -> float | None:
-        if not self.notebook_budget:
+        if not self.notebook_budget or self._notebook_ran is not None:  # the epilogue has its own
             return None
         return self.notebook_budget - (monotonic() - self._started)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code" or not cell.source.strip():
             return super().preprocess_cell(cell, resources, index)
+        if self._notebook_ran is None and _in_epilogue(cell):
+            self._notebook_ran = self._stopped is None  # if not, the epilogue is not run either
         left = self._budget_left()
         if self._stopped is None and left is not None and left <= 0:
             self._stopped = BUDGET_SPENT.format(budget=self.notebook_budget)
@@ -366,6 +393,10 @@ class GradingExecute(Execute):
             if not await ensure_async(self.km.is_alive()):
                 return
             await asyncio.sleep(0.1)
+
+
+def _in_epilogue(cell: NotebookNode) -> bool:
+    return bool(cell.get("metadata", {}).get(EPILOGUE))
 
 
 def _size(content: dict) -> int:

@@ -36,6 +36,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 from sqlalchemy.exc import SAWarning
+from traitlets import Unicode
 
 from autograder.course.notebooks import (
     grade_id,
@@ -47,6 +48,7 @@ from autograder.engine.drop_duplicate_cells import drop_duplicate_cells
 from autograder.engine.execute import budget_overruns, kernel_deaths
 from autograder.engine.nbgrader_setup import ensure_tools_on_path, load_config, nbgrader_log
 from autograder.engine.restore_missing_cells import restore_missing_cells
+from autograder.engine.sandbox import OUTBOX_FD
 
 
 class Failure(str, Enum):
@@ -251,6 +253,7 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
                              restore_missing_cells=job.restore_missing_cells, hide=job.hide)
         stderr_record = Path(private) / "stderr.json"  # out of every kernel's sight, as the gradebook
         config.QuietStderr.record = str(stderr_record)
+        trusted = _probes_after_the_notebook(job, repaired, source_nb, config, course, student)
         coursedir = CourseDirectory(config=config, log=logger)
         coursedir.assignment_id, coursedir.student_id = assignment, student
         try:
@@ -271,8 +274,8 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
             result.log = log.getvalue()[-_LOG_KEPT:]
             return
         result.status, result.failure = "graded", Failure.NONE
-        if job.verify:
-            _verify(job, repaired, source_nb, config, course, autograded, result, logger)
+        if trusted is not None:
+            _verify(job, repaired, source_nb, config, course, autograded, result, logger, trusted)
         if job.feedback_dir is not None:
             GenerateFeedback(coursedir=coursedir, config=config, log=logger).start()
             _copy(course / "feedback" / student / assignment / f"{assignment}.html",
@@ -281,28 +284,75 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
             _copy(autograded, Path(job.autograded_dir) / f"{assignment}.ipynb")
 
 
-def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, course: Path,
-            autograded: Path, result: GradeResult, logger) -> None:
-    """The trusted run (autograder/engine/verify.py): withdraw points it does not confirm, say why."""
+@dataclass
+class _Trusted:
+    """The trusted probes of one job, run after nbgrader's cells in its kernel (see _verify)."""
+
+    plan: object  # verify.Plan
+    outbox: Path
+    report: dict  # what the executor says of the run (execute.GradingExecute.report)
+    executor: type  # the pipeline's own executor class, for a second run
+
+
+# Beside the submission, so nbgrader copies it into the folder its kernel runs in.
+PROBE_INPUTS = "autograder_probe_inputs.npz"
+
+
+def _probes_after_the_notebook(job: GradeJob, repaired: NotebookNode, source_nb: NotebookNode, config,
+                               course: Path, student: str) -> _Trusted | None:
+    """Make nbgrader's kernel run the trusted probes after the notebook's last cell: the job's own
+    executor class, its epilogue the probe's cells, its outbox out of the kernel's sight. None when
+    the job has no trusted run (verify off, or no probe)."""
+    if not job.verify:
+        return None
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute
 
     from autograder.engine import verify as trusted
 
-    pipeline = config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()[
-        "autograde_preprocessors"].default()
-    executor = next(step for step in pipeline if isinstance(step, type) and issubclass(step, Execute))
-
-    def execute(notebook: NotebookNode, folder: Path, outbox: Path, feed=None) -> None:
-        running = executor(config=config, log=logger, outbox=str(outbox))
-        running.feed = feed  # the probe's answers to the kernel's input() (06's training batches)
-        running.preprocess(notebook, {"metadata": {"path": str(folder)}})
-
     key = job.verify_key or secrets.token_hex(16)
-    verification = trusted.verify(job.assignment, job.student_id, nb, source_nb, course / "verify",
-                                  execute, key=key, root=job.course_root)
-    if verification is None:
-        return
+    submitted = course / "submitted" / student / job.assignment
+    plan = trusted.prepare(job.assignment, job.student_id, repaired, source_nb, submitted / PROBE_INPUTS,
+                           key=key, root=job.course_root)
+    if plan is None:
+        return None
+    pipeline = list(config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()[
+        "autograde_preprocessors"].default())
+    index = next(i for i, step in enumerate(pipeline) if isinstance(step, type) and issubclass(step, Execute))
+    outbox, report = course / "verify" / "outbox.npz", {}
+    outbox.parent.mkdir(parents=True, exist_ok=True)
+    in_kernel = course / "autograded" / student / job.assignment / PROBE_INPUTS
+    feed, executor = plan.feed(), pipeline[index]
+    # Not in `config`: nbclient loads the config again when it starts, over what was set by hand.
+    pipeline[index] = type(executor.__name__, (executor,), {
+        "epilogue": tuple(plan.kernel_cells(OUTBOX_FD, in_kernel)), "report": report,
+        "outbox": Unicode(str(outbox)), "feed": staticmethod(feed) if feed is not None else None})
+    config.Autograde.autograde_preprocessors = pipeline
+    return _Trusted(plan, outbox, report, executor)
+
+
+def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, course: Path,
+            autograded: Path, result: GradeResult, logger, probes: _Trusted) -> None:
+    """The trusted run (autograder/engine/verify.py): withdraw points it does not confirm, say why.
+
+    Its probes ran after the notebook's own cells in nbgrader's kernel. Where those cells did not
+    all run (the kernel died, the notebook's budget ran out), a fresh kernel runs the student's code
+    and the probes again, as verify.verify does (a death there runs the cells before it, alone)."""
+    from autograder.engine import verify as trusted
+
+    if probes.report.get("notebook_ran") and probes.report.get("epilogue_ran") is not None:
+        verification = trusted.conclude(probes.plan, trusted.read_outbox(probes.plan, probes.outbox))
+    else:
+        def execute(notebook: NotebookNode, folder: Path, outbox: Path, feed=None) -> None:
+            running = probes.executor(config=config, log=logger, outbox=str(outbox))
+            running.feed = feed  # the probe's answers to the kernel's input() (06's training batches)
+            running.preprocess(notebook, {"metadata": {"path": str(folder)}})
+
+        folder = course / "verify"
+        shutil.copyfile(probes.plan.in_path, folder / "inputs.npz")
+        probes.plan.in_path = folder / "inputs.npz"
+        verification = trusted.verify(job.assignment, job.student_id, nb, source_nb, folder, execute,
+                                      plan=probes.plan)
     result.verification = {name: v.message or "passed" for name, v in verification.verdicts.items()}
     changed = trusted.apply(verification, result.cells)
     result.score = round(sum(c["score"] for c in result.cells.values()), 6)

@@ -152,11 +152,83 @@ def scan_failures(cells: list[tuple[str, str]], solutions: dict[str, list[str]],
 
 # -- running and judging ----------------------------------------------------------------------------------
 
+@dataclass
+class Plan:
+    """One submission's trusted probes, ready to run: the inputs drawn, the reference's results."""
+
+    probe: object  # grading_folder.Probe
+    cells: list[tuple[str, str]]  # student_code's cells
+    solutions: dict[str, list[str]]
+    needs: dict[str, list[str]]
+    scan_failed: dict[str, str]
+    notes: list[str]
+    inputs: dict
+    expected: dict
+    in_path: Path
+    started: float
+    metadata: dict = field(default_factory=dict)  # the source notebook's (its kernel)
+
+    def kernel_cells(self, outbox: Path | int, in_path: Path | None = None) -> list[str]:
+        """The probe's cells, writing to `outbox`, reading the inputs at `in_path` (where the kernel
+        finds the file saved at self.in_path; default: there)."""
+        return kernel_cells(self.probe, in_path or self.in_path, outbox)
+
+    def feed(self):
+        """The answers to the kernel's input() (Probe.serve), or None."""
+        return self.probe.serve(self.inputs) if self.probe.serve is not None else None
+
+
+def prepare(assignment: str, student_id: str, submitted: NotebookNode, source_nb: NotebookNode,
+            in_path: Path, key: str = "", root: Path | None = None) -> Plan | None:
+    """Draw the inputs (saved at `in_path`, where the kernel reads them), compute the reference's
+    results and scan the student's code; None when `assignment` has no probe."""
+    probe = probe_for(assignment, root)
+    if probe is None:
+        return None
+    started = time.perf_counter()
+    solutions, needs = exercises_by_cell(source_nb)
+    cells, _ = student_code(submitted, source_nb)
+    scan_failed, notes = scan_failures(cells, solutions, probe.forbidden)
+    inputs = probe.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))
+    in_path = Path(in_path)
+    in_path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(in_path, **kernel_inputs(inputs))  # private inputs stay here
+    expected = probe.expected(inputs)  # first: what may come back is bounded by it
+    return Plan(probe, cells, solutions, needs, scan_failed, notes, inputs, expected, in_path, started,
+                copy.deepcopy(source_nb.metadata))
+
+
+def conclude(plan: Plan, outputs: dict[str, np.ndarray], died: int | None = None) -> Verification:
+    """Judge what the kernel saved; `died`: the index in plan.cells of the student's cell that
+    killed the kernel (the exercises from there on fail, saying so)."""
+    verdicts = judge(plan.probe, plan.inputs, outputs, plan.expected)
+    if died is not None:
+        for exercise, why in crash_failures(plan.cells, died, plan.solutions).items():
+            if exercise in verdicts:
+                verdicts[exercise] = Verdict(exercise, False, why)
+    for exercise, why in plan.scan_failed.items():
+        if exercise in verdicts:
+            verdicts[exercise] = Verdict(exercise, False, why)
+    return Verification(verdicts, plan.needs, plan.notes, round(time.perf_counter() - plan.started, 2))
+
+
+def read_outbox(plan: Plan, path: Path) -> dict[str, np.ndarray]:
+    """The records the kernel saved at `path`, read only as far as the reference's bound them;
+    none when nothing (or no plain arrays) was written."""
+    try:
+        return load_outputs(path, plan.expected)
+    except (OSError, ValueError, EOFError):
+        return {}
+
+
 def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb: NotebookNode,
-           folder: Path, execute, key: str = "", root: Path | None = None) -> Verification | None:
-    """Run the probes of `assignment` on the student's code; None when it has no probe
-    (grading/<assignment>/probe.py of the course at `root`; default: $AUTOGRADER_ROOT, else this
-    checkout).
+           folder: Path, execute, key: str = "", root: Path | None = None,
+           plan: Plan | None = None) -> Verification | None:
+    """Run the probes of `assignment` on the student's code in a fresh kernel of its own; None when
+    it has no probe (grading/<assignment>/probe.py of the course at `root`; default:
+    $AUTOGRADER_ROOT, else this checkout). The engine runs the probes after nbgrader's own cells
+    in the same kernel (autograder/engine/job.py); this separate run is for a notebook whose own
+    cells did not all run there (a kernel death, a spent budget), and for callers without nbgrader.
 
     execute(nb, folder, outbox): runs a notebook in a fresh kernel with cwd `folder` (the engine
     passes nbgrader's Execute, configured like the one that ran the tests), the kernel holding
@@ -164,60 +236,41 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
     probe that serves data (`Probe.serve`), it gets `feed=`: the function that answers the kernel's
     input() requests (06's training batches, counted on this side). When the kernel dies it marks the cell (GradingExecute) or raises; a death in the
     student's code runs the cells before it again, alone (see the module's docstring).
+    plan: one `prepare` made already (its inputs must lie in `folder`); default: a new one.
     """
-    probe = probe_for(assignment, root)
-    if probe is None:
-        return None
-    start = time.perf_counter()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    solutions, needs = exercises_by_cell(source_nb)
-    cells, _ = student_code(submitted, source_nb)
-    scan_failed, notes = scan_failures(cells, solutions, probe.forbidden)
-
-    inputs = probe.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))
-    in_path = folder / "inputs.npz"
-    np.savez(in_path, **kernel_inputs(inputs))  # private inputs stay here
-    expected = probe.expected(inputs)  # first: what may come back is bounded by it
-    outputs, died = _run(probe, source_nb, [text for _, text in cells], in_path, folder, execute,
-                         expected, inputs)
+    if plan is None:
+        plan = prepare(assignment, student_id, submitted, source_nb, folder / "inputs.npz", key, root)
+    if plan is None:
+        return None
+    cells = plan.cells
+    outputs, died = _run(plan, [text for _, text in cells], folder, execute)
     if died is not None:  # the student's code killed the kernel: run what came before it, alone
-        outputs, _ = _run(probe, source_nb, [text for _, text in cells[:died]], in_path, folder,
-                          execute, expected, inputs, attempt=1)
-    verdicts = judge(probe, inputs, outputs, expected)
-    if died is not None:
-        for exercise, why in crash_failures(cells, died, solutions).items():
-            if exercise in verdicts:
-                verdicts[exercise] = Verdict(exercise, False, why)
-    for exercise, why in scan_failed.items():
-        if exercise in verdicts:
-            verdicts[exercise] = Verdict(exercise, False, why)
-    return Verification(verdicts, needs, notes, round(time.perf_counter() - start, 2))
+        outputs, _ = _run(plan, [text for _, text in cells[:died]], folder, execute, attempt=1)
+    return conclude(plan, outputs, died)
 
 
-def _run(module, source_nb: NotebookNode, student: list[str], in_path: Path, folder: Path,
-         execute, expected: dict, inputs: dict, attempt: int = 0) -> tuple[dict[str, np.ndarray], int | None]:
+def _run(plan: Plan, student: list[str], folder: Path, execute, attempt: int = 0
+         ) -> tuple[dict[str, np.ndarray], int | None]:
     """Run `student`'s cells, then the probes, in one fresh kernel.
 
     Returns (the outputs the probes saved, the index in `student` of the cell that killed the
     kernel, or None when none did: a death in a probe costs that probe and the later ones only).
-    The outputs are read only as far as `expected` (the reference's records) bounds them.
+    The outputs are read only as far as the reference's records bound them.
     """
     out_path = folder / f"outputs-{attempt}.npz"
     nb = nbformat.v4.new_notebook()
-    nb.metadata = copy.deepcopy(source_nb.metadata)
+    nb.metadata = copy.deepcopy(plan.metadata)
     nb.cells = [nbformat.v4.new_code_cell(text) for text in student]
-    nb.cells += [nbformat.v4.new_code_cell(text) for text in kernel_cells(module, in_path, OUTBOX_FD)]
-    feed = module.serve(inputs) if module.serve is not None else None  # data the kernel asks for, counted here
+    nb.cells += [nbformat.v4.new_code_cell(text) for text in plan.kernel_cells(OUTBOX_FD)]
+    feed = plan.feed()  # data the kernel asks for, counted here
     try:
         execute(nb, folder, out_path, **({"feed": feed} if feed is not None else {}))
         raised = False
     except Exception:  # an executor that lets a dead kernel through: the outputs saved so far count
         raised = True
-    try:
-        outputs = load_outputs(out_path, expected)
-    except (OSError, ValueError, EOFError):  # none written, or not plain arrays: nothing passes
-        outputs = {}
+    outputs = read_outbox(plan, out_path)
     died = death_cell(nb, raised)
     return outputs, died if died is not None and died < len(student) else None
 
