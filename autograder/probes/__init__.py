@@ -198,6 +198,22 @@ def kernel_cells(probe: Probe, in_path: Path, out: Path | int) -> list[str]:
 
 PRIVATE = "private."
 
+_FACTS: dict[tuple[str, str], Any] = {}
+
+
+def facts_once(name: str, facts: Callable[[], Any]) -> Any:
+    """`facts()` measured once per grading process, a copy each time: for what the installed library
+    does whatever the inputs (02's questions about which graphs stay alive), which every submission
+    would otherwise measure again (a probe module is loaded afresh for each). Keyed by `name` and
+    the torch version."""
+    import copy
+    import sys
+
+    key = (name, str(getattr(sys.modules.get("torch"), "__version__", "")))
+    if key not in _FACTS:
+        _FACTS[key] = facts()
+    return copy.deepcopy(_FACTS[key])
+
 
 def kernel_inputs(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The inputs the kernel may read: every one but the trusted side's own (PRIVATE names)."""

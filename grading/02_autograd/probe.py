@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder.probes import EXACT, Exercise, Probe, Tolerance
+from autograder.probes import EXACT, Exercise, Probe, Tolerance, facts_once
 
 
 def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -63,7 +63,7 @@ def run_pixels_as_rows(answers, inputs, record):
 def answer_values(name: str, facts):
     """`expected` of a question whose answers are what the installed torch does: `facts()`, and its keys."""
     def expected(inputs) -> dict:
-        values = facts()
+        values = facts_once(f"02_autograd.{name}", facts)  # the same for every submission
         return {**values, "keys": sorted(values)}
     expected.__name__ = f"expected_{name}"
     return expected
