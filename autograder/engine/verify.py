@@ -1,20 +1,23 @@
 """The trusted half of grading: the student's code on secret inputs, judged outside its kernel.
 
 nbgrader runs the tests inside the student's kernel, where the student's code can change what
-the tests see (autograder/probes/__init__.py lists how). After nbgrader, this module:
+the tests see (autograder/probes/__init__.py lists how). So every exercise is also:
 
-1. builds a notebook of the student's code only: the setup cell and read-only definitions from
-   the *source* notebook, the student's solution cells and the cells they added, no test cell;
-2. reads that code for what no answer needs (autograder/engine/scan.py);
-3. runs it in a fresh kernel (sandboxed like nbgrader's: course files hidden), followed by the
-   probe snippets on inputs drawn here from a seed the student cannot know;
-4. judges the plain arrays the kernel saved against the reference, in this process.
+1. read for what no answer needs (autograder/engine/scan.py), in the cells the student wrote:
+   their solution cells and the cells they added (`student_code`);
+2. run by its probe on inputs drawn here from a seed the student cannot know (`prepare`), in the
+   same kernel, after nbgrader's last cell: the engine makes the probe's cells the executor's
+   epilogue (autograder/engine/job.py, execute.GradingExecute);
+3. judged here, on the plain arrays the kernel saved, against the reference (`conclude`).
 
-A kernel that dies costs only what nbgrader's run lost too: when a cell of the student's code
-kills it (os._exit, a segfault, a limit), a second fresh kernel runs the student's cells before
-that one, then the probes. Exercises defined before the crash are judged as usual; those whose
-solution cell is the dying one or a later one fail, saying so. A death inside a probe (the
-student's function crashing on the secret inputs) costs that exercise and the probes after it.
+Where the notebook's own cells did not all run (a kernel death, a spent budget), `verify` runs
+the student's code alone in a fresh kernel: the setup cell and read-only definitions from the
+*source* notebook, the student's solution cells and added cells, no test cell, then the probes.
+When a cell of the student's code kills that kernel too (os._exit, a segfault, a limit), another
+fresh kernel runs the student's cells before that one, then the probes. Exercises defined before
+the crash are judged as usual; those whose solution cell is the dying one or a later one fail,
+saying so. A death inside a probe (the student's function crashing on the secret inputs) costs
+that exercise and the probes after it.
 
 `apply` then withdraws the nbgrader points of every test cell whose exercise failed here, and
 says why in the result and the feedback.
