@@ -31,6 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from autograder.authoring import leaks
 from autograder.batch.backends import add_backend_options, make_backend
 from autograder.batch.session import GradingSession
 from autograder.course import grading_folder, points
@@ -39,9 +40,7 @@ from autograder.course.layout import Course, add_assignment_options, selected
 from autograder.course.mutants import Mutant, MutantError, apply_mutant, parse_mutant
 from autograder.course.notebooks import (
     dumps,
-    find_leaks,
     normalize,
-    notebook_text_lines,
     read_notebook,
     write_notebook,
 )
@@ -230,7 +229,8 @@ def _files(root: Path) -> set[Path]:
     return {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
 
 
-def release_problems(course: Course, template: Template, assignment: str) -> list[str]:
+def release_problems(course: Course, template: Template, assignment: str,
+                     found_secrets: leaks.Secrets | None = None) -> list[str]:
     """Gates 'release sync' and 'no leaks' on the committed release/<assignment>/."""
     committed = course.release_dir / assignment
     if not committed.is_dir():
@@ -249,44 +249,22 @@ def release_problems(course: Course, template: Template, assignment: str) -> lis
     if differ:
         problems.append(f"gate 'release sync': release/{assignment}/ differs from a fresh generation "
                         f"({', '.join(differ)}); run `python -m autograder release {assignment}`")
-    source_nb = read_notebook(template.source_notebook(assignment))
-    for path in sorted(committed.rglob("*")):
-        leaks = file_leaks(path, [source_nb])
-        if leaks:
-            shown = "; ".join(repr(line) for line in leaks[:3])
-            problems.append(f"gate 'no leaks': {path.relative_to(course.root)} holds "
-                            f"{len(leaks)} solution or hidden-test line(s): {shown}")
+    by_file: dict[str, list] = {}
+    for leak in leaks.find_leaks(committed, found_secrets or leaks.secrets(course)):
+        by_file.setdefault(leak.file, []).append(leak)
+    for file, found in by_file.items():
+        shown = "; ".join(f"{leak.text.splitlines()[0][:80]!r} from {leak.origin}" for leak in found[:3])
+        problems.append(f"gate 'no leaks': release/{assignment}/{file} holds {len(found)} solution, "
+                        f"hidden-test, reference or grading line(s) or window(s): {shown}")
     return problems
 
 
-def file_leaks(path: Path, source_nbs) -> list[str]:
-    """Solution or hidden-test lines of any of `source_nbs` in the file at `path`."""
-    if not path.is_file():
-        return []
-    if path.suffix == ".ipynb":
-        lines = notebook_text_lines(read_notebook(path))
-    else:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError:
-            return []
-    return sorted({leak for nb in source_nbs for leak in find_leaks(nb, lines)})
-
-
 def release_leaks(course: Course) -> list[str]:
-    """'release/...: line' for each solution or hidden-test line found under release/.
-
-    release/<assignment>/ is compared with its own source notebook: a later notebook may show
-    an earlier one's answer on purpose (a read-only cell giving the code it builds on). Any
-    other file under release/ is compared with every source notebook.
-    """
-    sources = {a: read_notebook(course.source_notebook(a)) for a in course.assignments()}
-    found = []
-    for path in sorted(course.release_dir.rglob("*")) if course.release_dir.is_dir() else []:
-        folder = path.relative_to(course.release_dir).parts[0]
-        against = [sources[folder]] if folder in sources else list(sources.values())
-        found += [f"{path.relative_to(course.root)}: {line}" for line in file_leaks(path, against)]
-    return found
+    """'release/<file>: line ... from <origin>' for each answer, hidden test, reference or grading
+    line or window under release/ (autograder/authoring/leaks.py, the search `publish` runs)."""
+    if not course.release_dir.is_dir():
+        return []
+    return [f"release/{leak}" for leak in leaks.find_leaks(course.release_dir, leaks.secrets(course))]
 
 
 def evaluate(plan: Plan, template: Template, results: list[GradeResult],
@@ -376,7 +354,8 @@ def _check(course: Course, assignments: list[str], session: GradingSession, time
     template = build_template(course.source_dir, assignments, tmp / "template")
     plans = [plan_assignment(course, template, a, tmp / "mutants", timeout, session.hide)
              for a in assignments]
-    extra = {a: release_problems(course, template, a) for a in assignments}
+    found_secrets = leaks.secrets(course)
+    extra = {a: release_problems(course, template, a, found_secrets) for a in assignments}
     # Longest runs first keep every worker busy to the end: solutions, then mutants by the
     # number of cells they run, then the releases (they fail fast).
     jobs = sorted(((job, p.sizes.get(job.label, 0)) for p in plans for job in p.jobs),

@@ -41,11 +41,11 @@ from pathlib import Path
 from autograder.authoring.agreement import disagreements
 from autograder.authoring.leaks import (
     CodeIndex,
-    _is_telling,
     code_lines,
     find_leaks,
     secrets,
     split_regions,
+    telling,
     windows,
 )
 from autograder.authoring.readme import (
@@ -165,7 +165,7 @@ def shown_answers(course: Course, published: list[str], term: Term, now: datetim
                 continue
             own = {line.strip() for line in owner_public.splitlines()}
             for cell, text in regions:
-                distinctive = [line for line in code_lines(text) if _is_telling(line)
+                distinctive = [line for line in code_lines(text) if telling(line)
                                and line not in own and public_count.get(line, 0) < 2
                                and solution_count.get(line, 0) < 2]
                 found = [line for line in distinctive if line in lines]

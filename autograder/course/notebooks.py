@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
 import nbformat
@@ -152,7 +151,7 @@ def _stable_cell_ids(nb: NotebookNode) -> None:
 
 # -- validation of a source notebook ---------------------------------------------------------------
 
-def _regions(text: str, begin: str, end: str) -> tuple[list[str], list[str], str | None]:
+def regions(text: str, begin: str, end: str) -> tuple[list[str], list[str], str | None]:
     """(lines inside begin/end regions, lines outside, error) for one cell's source."""
     inside, outside, depth, error = [], [], 0, None
     for line in text.splitlines():
@@ -204,13 +203,13 @@ def validate_source(nb: NotebookNode, where: str) -> list[str]:
                 errors.append(f"{here}: test cell without points; set nbgrader.points > 0")
             elif points <= 0:
                 errors.append(f"{here}: test cell with points = {points}; a test must be worth > 0")
-        _, _, sol_error = _regions(cell.source, *SOLUTION_DELIMITERS)
+        _, _, sol_error = regions(cell.source, *SOLUTION_DELIMITERS)
         if sol_error:
             errors.append(f"{here}: {sol_error}")
         elif not solution and any(SOLUTION_DELIMITERS[0] in line for line in cell.source.splitlines()):
             errors.append(f"{here}: a solution region in a cell that is not a solution cell "
                           "would reach students; mark the cell as a solution (nbgrader.solution)")
-        _, _, hidden_error = _regions(cell.source, *HIDDEN_DELIMITERS)
+        _, _, hidden_error = regions(cell.source, *HIDDEN_DELIMITERS)
         if hidden_error:
             errors.append(f"{here}: {hidden_error}")
         elif not grade and HIDDEN_DELIMITERS[0] in cell.source:
@@ -220,39 +219,6 @@ def validate_source(nb: NotebookNode, where: str) -> list[str]:
 
 
 # -- leaks: what a release must not contain -------------------------------------------------------
-
-def secret_lines(source_nb: NotebookNode) -> set[str]:
-    """Stripped lines that appear only inside solution or hidden-test regions of the source."""
-    inside: set[str] = set()
-    outside: set[str] = set()
-    for cell in source_nb.cells:
-        text = cell.source
-        sol_in, _, _ = _regions(text, *SOLUTION_DELIMITERS)
-        hid_in, _, _ = _regions(text, *HIDDEN_DELIMITERS)
-        # Lines outside both kinds of region.
-        public = text
-        for begin, end in (SOLUTION_DELIMITERS, HIDDEN_DELIMITERS):
-            public = "\n".join(_regions(public, begin, end)[1])
-        inside.update(line.strip() for line in sol_in + hid_in)
-        outside.update(line.strip() for line in public.splitlines())
-    # Short lines (`pass`, `)`, `return x`) say nothing on their own.
-    return {line for line in inside - outside if len(line) >= 10 and re.search(r"\w", line)}
-
-
-def find_leaks(source_nb: NotebookNode, release_text_lines: Iterable[str]) -> list[str]:
-    """The solution or hidden-test lines of `source_nb` found among the given release lines,
-    plus any nbgrader delimiter left in them."""
-    secrets = secret_lines(source_nb)
-    leaks: set[str] = set()
-    for raw in release_text_lines:
-        line = raw.strip()
-        if line in secrets:
-            leaks.add(line)
-        for delimiter in (SOLUTION_DELIMITERS[0], HIDDEN_DELIMITERS[0]):
-            if delimiter in line:
-                leaks.add(line)
-    return sorted(leaks)
-
 
 def notebook_text_lines(nb: NotebookNode) -> list[str]:
     """Every line a reader of the notebook can see: cell sources and text outputs."""
