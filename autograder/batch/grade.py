@@ -3,8 +3,11 @@
 SUBMITTED is nbgrader's layout, `SUBMITTED/<student>/<assignment>/<assignment>.ipynb`. The
 assignments graded are those named (ASSIGNMENT, --assignment), else those SUBMITTED holds for at
 least one student (what `collect` placed): an assignment not collected yet gets no row. Every
-student gets one row per assignment graded in DIR/grades.csv, whatever went wrong; the feedback HTML goes to DIR/feedback/<student>/<assignment>/<assignment>.html and
-the executed notebook, for instructors, to DIR/autograded/<student>/<assignment>/.
+student gets one row per assignment graded in DIR/grades.csv, whatever went wrong; the executed
+notebook goes to DIR/autograded/<student>/<assignment>/ (for instructors, and for the feedback).
+The feedback HTML is made when asked for: `python -m autograder feedback DIR` makes the pages
+that are missing (autograder/engine/feedback_html.py, `render`) and packs them; with --feedback,
+grade makes each page while grading instead, into DIR/feedback/<student>/<assignment>/.
 
 What students actually hand in, and what happens:
   the right layout                         graded
@@ -73,17 +76,19 @@ class Batch:
 
 def grade(course: Course, submitted: Path, out: Path, requested: list[str] | None = None,
           n_jobs: int | None = None, timeout: int | None = None, progress=None,
-          warm_kernels: bool | None = None, backend=None, regrade: bool = False) -> list[dict]:
+          warm_kernels: bool | None = None, backend=None, regrade: bool = False,
+          feedback: bool = False) -> list[dict]:
     """Grade every submission under `submitted`; the rows of grades.csv (see grade_batch)."""
     return grade_batch(course, submitted, out, requested, n_jobs, timeout, progress,
-                       warm_kernels, backend, regrade).rows
+                       warm_kernels, backend, regrade, feedback).rows
 
 
 def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str] | None = None,
                 n_jobs: int | None = None, timeout: int | None = None, progress=None,
-                warm_kernels: bool | None = None, backend=None, regrade: bool = False) -> Batch:
+                warm_kernels: bool | None = None, backend=None, regrade: bool = False,
+                feedback: bool = False) -> Batch:
     """Grade every submission under `submitted`; writes grades.csv, grades.json, report.json
-    and feedback/ under `out`.
+    and autograded/ under `out` (and feedback/, with `feedback`: the HTML made while grading).
 
     Each result is journaled as it arrives (autograder/batch/journal.py); a submission whose journal
     record matches it is not graded again unless `regrade`. warm_kernels: fork kernels from a
@@ -116,7 +121,7 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
                          template_dir=template.dir, work_dir=tmp / "jobs",
                          timeout=timeout, warnings=tuple(s.warnings), hide=hide, verify_key=key,
                          course_root=course.root,
-                         feedback_dir=out / "feedback" / s.student_id / s.assignment,
+                         feedback_dir=out / "feedback" / s.student_id / s.assignment if feedback else None,
                          autograded_dir=out / "autograded" / s.student_id / s.assignment)
                 for s in todo]
         settings = grading_settings(course.root, timeout or load_config(template.dir).Execute.timeout)
@@ -242,6 +247,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="start every kernel from scratch instead of forking it from a warm "
                              "kernel server")
     add_backend_options(parser)
+    parser.add_argument("--feedback", action="store_true",
+                        help="make each submission's feedback HTML while grading (into "
+                             "OUT/feedback/); without it, `python -m autograder feedback OUT` "
+                             "makes the pages when they are asked for")
     parser.add_argument("--regrade", action="store_true",
                         help="grade every submission again, even those whose result in "
                              "OUT/.journal/ still matches the notebook, the source and the settings")
@@ -271,7 +280,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
                             args.jobs, args.timeout,
                             progress, warm_kernels=False if args.cold_kernels else None,
                             backend=make_backend(args.backend, args.scheduler),
-                            regrade=args.regrade)
+                            regrade=args.regrade, feedback=args.feedback)
     except GenerationError as error:
         print(f"grade stopped: {error}")
         return 2
@@ -289,6 +298,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
     students = len({r["student_id"] for r in rows})
     print(format_report(batch.report))
     print(f"Graded {len(rows) - len(problems)} of {len(rows)} rows for {students} student(s); "
-          f"{len(problems)} need attention. Grades: {out / 'grades.csv'}; feedback: {out / 'feedback'}; "
-          f"report: {out / 'report.json'}")
+          f"{len(problems)} need attention. Grades: {out / 'grades.csv'}; report: {out / 'report.json'}; "
+          + (f"feedback: {out / 'feedback'}" if args.feedback
+             else f"feedback, when you want it: python -m autograder feedback {out}"))
     return 0

@@ -2,8 +2,11 @@
 
 DIR/<student_id>_feedback.zip holds `index.html` (each assignment: score, submission time, due
 date, days late, late penalty, final score; what went wrong for an assignment that could not be
-graded) and `<assignment>.html`, the feedback grade wrote (self-contained, cells named:
-autograder/engine/feedback_html.py). The student id leads the file name, so a mail merge pairs each file
+graded) and `<assignment>.html`, the feedback page (self-contained, cells named:
+autograder/engine/feedback_html.py). Pages are made here, when asked for, from what grade kept
+(GRADES_DIR/autograded/ and the scores in grades.json), one process per core, into
+GRADES_DIR/feedback/<student>/<assignment>/; a page already there (`grade --feedback`, an earlier
+run) is used as it is, and a page that cannot be made is reported and the rest go on. The student id leads the file name, so a mail merge pairs each file
 with its student through DIR/feedback.csv (student_id, name, email, file, total, max_total).
 Names and emails come from the LMS's roster (--roster FILE --lms canvas|gradescope, matched as
 `export` matches: Canvas's gradebook export gives "Doe, Jane", read "Jane Doe", and an email only
@@ -30,9 +33,13 @@ into place; feedback.csv is written whole.
 from __future__ import annotations
 
 import argparse
+import json
 import re
+import sys
 import tempfile
 import zipfile
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 from autograder.classroom.lms_manifest import MANIFEST, LmsRecord, read_manifest
@@ -41,7 +48,9 @@ from autograder.classroom.roster import csv_text, fmt_score, roster_people
 from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError
 from autograder.course.notebooks import read_notebook
-from autograder.engine.feedback_html import cell_titles, finish_html, scrub_text
+from autograder.engine.feedback_html import cell_titles, finish_html, render, scrub_text
+from autograder.engine.job import default_jobs
+from autograder.engine.template import build_template
 
 # The scores table (Jinja, autoescaped): a row per assignment, the total; the top of the
 # student's summary page and of each page uploaded to Canvas.
@@ -132,6 +141,79 @@ def policy_note(per_day: float, cap: float) -> str:
             f"after the due date, at most {cap:.0%}.")
 
 
+def page_path(grades_dir: Path, student_id: str, assignment: str) -> Path:
+    return Path(grades_dir) / "feedback" / student_id / assignment / f"{assignment}.html"
+
+
+def make_pages(grades_dir: Path, course: Course, results: list[Result], jobs: int | None = None,
+               warn=None) -> list[str]:
+    """Make the feedback page of every graded result that has none yet, from grade's executed
+    notebook and the scores grades.json holds, `jobs` at a time (default: one per core). Returns
+    what could not be made, one line each ('student/assignment: why'), also given to `warn`."""
+    grades_dir = Path(grades_dir)
+    try:
+        records = json.loads((grades_dir / "grades.json").read_text(encoding="utf-8"))
+        by_key = {(r["student_id"], r["assignment"]): r for r in records if isinstance(r, dict)}
+    except (OSError, ValueError, KeyError, TypeError):
+        by_key = {}
+    todo, problems = [], []
+    for r in results:
+        if r.status != "graded" or page_path(grades_dir, r.student_id, r.assignment).is_file():
+            continue
+        notebook = grades_dir / "autograded" / r.student_id / r.assignment / f"{r.assignment}.ipynb"
+        record = by_key.get((r.student_id, r.assignment))
+        if record is None or not isinstance(record.get("cells"), dict) or not notebook.is_file():
+            problems.append(f"{r.student_id}/{r.assignment}: no feedback page: grade kept no executed "
+                            f"notebook or no scores for it (grade it again)")
+            continue
+        scores = {gid: float(cell.get("score", 0.0)) for gid, cell in record["cells"].items()}
+        todo.append((r, notebook, scores))
+    if todo:
+        with tempfile.TemporaryDirectory(prefix=".feedback-template-", dir=grades_dir) as tmp:
+            template = build_template(course.source_dir, sorted({r.assignment for r, _, _ in todo}),
+                                      Path(tmp) / "template")
+            calls = [(template.dir, r.assignment, r.student_id, notebook, scores,
+                      page_path(grades_dir, r.student_id, r.assignment),
+                      course.source_notebook(r.assignment)) for r, notebook, scores in todo]
+            for (r, _, _), error in zip(todo, _run_all(render, calls, jobs or default_jobs())):
+                if error is not None:  # one page lost, never the others
+                    problems.append(f"{r.student_id}/{r.assignment}: no feedback page: {error}")
+    for line in problems:
+        (warn or (lambda text: print(text, file=sys.stderr)))(line)
+    return problems
+
+
+def page_for(grades_dir: Path, course: Course, student_id: str, assignment: str) -> Path:
+    """One student's page for one assignment, made first if it is missing (a preview before the
+    whole class's); CourseError when grades.csv holds no graded row of it or it cannot be made."""
+    results, _ = read_results(grades_dir, course, [assignment])
+    mine = [r for r in results if r.student_id == student_id and r.status == "graded"]
+    if not mine:
+        raise CourseError(f"{grades_dir / 'grades.csv'}: {student_id}/{assignment} was not graded")
+    problems = make_pages(grades_dir, course, mine, warn=lambda line: None)
+    if problems:
+        raise CourseError(problems[0])
+    return page_path(grades_dir, student_id, assignment)
+
+
+def _run_all(function, calls: list[tuple], jobs: int) -> list[str | None]:
+    """function(*call) for each call, `jobs` processes at a time; per call, None or what went wrong.
+    A fresh interpreter per worker (spawn: nothing of this process's threads is inherited), so a few
+    pages are made here instead: starting a worker costs about what a page does."""
+    def attempt(run) -> str | None:
+        try:
+            run()
+        except Exception as error:
+            return str(error).splitlines()[0][:300] if str(error) else type(error).__name__
+        return None
+
+    if jobs < 2 or len(calls) <= 2:
+        return [attempt(lambda call=call: function(*call)) for call in calls]
+    with ProcessPoolExecutor(min(jobs, len(calls)), mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(function, *call) for call in calls]
+        return [attempt(future.result) for future in futures]
+
+
 def build(grades_dir: Path, course: Course, out: Path | None = None,
           requested: list[str] | None = None, submitted: Path | None = None,
           people: dict[str, tuple[str, str]] | None = None) -> list[tuple[str, Path]]:
@@ -158,6 +240,7 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
     made, manifest, canvas = [], [], {}
     titles = {a: cell_titles(read_notebook(course.source_notebook(a)))
               for a in {r.assignment for r in results}}
+    make_pages(grades_dir, course, results)
     with tempfile.TemporaryDirectory(prefix=".feedback-", dir=out) as tmp:
         for student, mine in by_student.items():
             known = [rec for (s, _), rec in sorted(lms.items()) if s == student]
@@ -168,8 +251,8 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
             name = f"{student}_feedback.zip"
             pages = {}
             for r in mine:
-                page = grades_dir / "feedback" / student / r.assignment / f"{r.assignment}.html"
-                if page.is_file():  # finished by grade already; a folder from before too
+                page = page_path(grades_dir, student, r.assignment)
+                if page.is_file():  # finished already (make_pages, grade --feedback); a folder from before too
                     pages[r.assignment] = finish_html(page.read_text(encoding="utf-8"), titles[r.assignment])
             with zipfile.ZipFile(Path(tmp) / name, "w", zipfile.ZIP_DEFLATED) as archive:
                 archive.writestr("index.html", index_html(title, mine, note))
@@ -207,7 +290,7 @@ def canvas_zips(out: Path) -> list[Path]:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("grades_dir", type=Path, metavar="GRADES_DIR",
-                        help="grade's output folder, holding grades.csv and feedback/")
+                        help="grade's output folder, holding grades.csv, grades.json and autograded/")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="where the zips go (default: GRADES_DIR/returned)")
     parser.add_argument("--submitted", type=Path, default=None, metavar="SUBMITTED",

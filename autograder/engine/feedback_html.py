@@ -28,6 +28,7 @@ import html as html_text
 import re
 from pathlib import Path
 
+from autograder.course.atomic import atomic_write
 from autograder.course.notebooks import grade_id, is_solution, is_test, read_notebook
 
 TEXT_LIMIT = 100_000  # characters of one text (a cell's source, an output) kept
@@ -230,6 +231,67 @@ def finish(html_path: Path, source_notebook: Path) -> None:
     html = html_path.read_text(encoding="utf-8")
     finished = finish_html(html, titles)
     if finished != html:
-        tmp = html_path.with_name(html_path.name + ".tmp")
-        tmp.write_text(finished, encoding="utf-8")
-        tmp.replace(html_path)
+        atomic_write(html_path, finished)
+
+
+def render(template_dir: Path, assignment: str, student_id: str, autograded: Path,
+           scores: dict[str, float], html_path: Path, source_notebook: Path) -> None:
+    """Make one student's feedback page from what `grade` kept: the executed notebook
+    (DIR/autograded/...) and the scores of its test cells (grades.json, the trusted run's verdicts
+    in them), then finish it (see the module's docstring). Written whole or not at all.
+
+    nbgrader's GenerateFeedback makes the page, in a course folder of its own whose gradebook, a copy
+    of the template's (autograder/engine/template.py), holds this one submission as nbgrader's
+    SaveAutoGrades reads it from the executed notebook, with these scores: the page `grade
+    --feedback` writes while grading (tests/batch/test_grade.py compares them), made when it is
+    asked for. No kernel runs.
+    """
+    import shutil
+    import tempfile
+
+    from nbgrader.api import Gradebook
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import SaveAutoGrades
+
+    from autograder.engine.job import safe_id
+    from autograder.engine.nbgrader_setup import load_config, nbgrader_log
+
+    student = safe_id(student_id)
+    html_path = Path(html_path)
+    with tempfile.TemporaryDirectory(prefix=f"feedback-{assignment}-") as tmp:
+        course = Path(tmp)
+        (course / "source").mkdir()
+        (course / "source" / assignment).symlink_to((Path(template_dir) / "source" / assignment).resolve(),
+                                                    target_is_directory=True)
+        shutil.copyfile(Path(template_dir) / "gradebook.db", course / "gradebook.db")
+        notebook = course / "autograded" / student / assignment / f"{assignment}.ipynb"
+        notebook.parent.mkdir(parents=True)
+        shutil.copyfile(autograded, notebook)
+        config = load_config(course)
+        db_url = config.CourseDirectory.db_url
+        with Gradebook(db_url, config.CourseDirectory.course_id) as gb:
+            gb.update_or_create_student(student)
+            gb.add_submission(assignment, student)
+        # What nbgrader's autograde saved from the executed notebook (scores, and "No response."
+        # on an answer left as released), then the scores grade recorded over them: the trusted
+        # run's withdrawals are only there.
+        SaveAutoGrades(config=config).preprocess(read_notebook(notebook), {"nbgrader": {
+            "notebook": assignment, "assignment": assignment, "student": student, "db_url": db_url}})
+        with Gradebook(db_url, config.CourseDirectory.course_id) as gb:
+            for grade in gb.find_submission_notebook(assignment, assignment, student).grades:
+                if grade.name in scores:
+                    grade.auto_score = float(scores[grade.name])
+            gb.db.commit()
+        with nbgrader_log("feedback") as (logger, log):
+            coursedir = CourseDirectory(config=config, log=logger)
+            coursedir.assignment_id, coursedir.student_id = assignment, student
+            try:
+                GenerateFeedback(coursedir=coursedir, config=config, log=logger).start()
+            except Exception as error:
+                raise RuntimeError(f"nbgrader generate_feedback failed for {student_id}/{assignment}: "
+                                   f"{error}\n{log.getvalue()[-2000:]}") from None
+        made = course / "feedback" / student / assignment / f"{assignment}.html"
+        html_path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(html_path, finish_html(made.read_text(encoding="utf-8"),
+                                            cell_titles(read_notebook(source_notebook))))

@@ -234,7 +234,7 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
 
     ensure_tools_on_path()
     os.environ.setdefault("MPLBACKEND", "Agg")
-    assignment, student = job.assignment, _safe_id(job.student_id)
+    assignment, student = job.assignment, safe_id(job.student_id)
     Path(job.work_dir).mkdir(parents=True, exist_ok=True)
     # The gradebook lives apart from the folder the kernel works in (GRADEBOOKS is hidden from
     # kernels by the sandbox): a student's cell must not find it, let alone write to it.
@@ -362,7 +362,7 @@ def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, co
         result.warnings.append(f"code no answer needs: {note}")
     if changed:  # the feedback reads its scores from the gradebook
         withdraw_points(config.CourseDirectory.db_url, config.CourseDirectory.course_id,
-                        job.assignment, _safe_id(job.student_id), changed)
+                        job.assignment, safe_id(job.student_id), changed)
     executed = read_notebook(autograded)
     executed.cells.insert(0, nbformat.v4.new_markdown_cell(trusted.summary_markdown(verification)))
     write_notebook(executed, autograded)
@@ -436,7 +436,7 @@ def _failure(log_text: str, error: Exception) -> tuple[Failure, str]:
     return Failure.NBGRADER, f"nbgrader could not grade the notebook: {detail[:300]}"
 
 
-def _safe_id(text: str) -> str:
+def safe_id(text: str) -> str:
     """A student id that nbgrader's globs and regular expressions cannot trip on."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", text) or "student"
 

@@ -89,5 +89,5 @@ def test_a_dask_local_cluster_grades_the_same_as_the_local_pool(released_course,
     scores = {r["student_id"]: (r["score"], r["status"]) for r in dask_rows}
     assert scores == {"alice": ("6", "graded"), "bob": ("3", "graded"),
                       "carol": ("0", "graded"), "dave": ("0", "error")}
-    assert (tmp_path / "dask" / "feedback" / "alice" / "00_fixture" / "00_fixture.html").is_file()
+    assert (tmp_path / "dask" / "autograded" / "alice" / "00_fixture" / "00_fixture.ipynb").is_file()
     assert "Dask LocalCluster" in (tmp_path / "dask" / "report.json").read_text()

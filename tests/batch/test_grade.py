@@ -1,15 +1,18 @@
 """`python -m autograder grade`: what students really hand in, graded in one batch.
 
-The batch runs once for the module (kernels: about ten notebooks of the fixture course); each
-test then reads its row of grades.csv, its feedback and the command's output.
+The batch runs once for the module (kernels: about ten notebooks of the fixture course), then
+`python -m autograder feedback` makes the pages, as an instructor runs them; each test then reads
+its row of grades.csv, its feedback and the commands' output.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -71,11 +74,48 @@ def batch(released_course, tmp_path_factory):
     assert run.returncode == 0, run.stdout + run.stderr
     with open(out / "grades.csv", newline="") as f:
         rows = {(r["student_id"], r["assignment"]): r for r in csv.DictReader(f)}
-    return rows, run.stdout + run.stderr, out
+    pages_while_grading = sorted(p.name for p in out.rglob("*.html"))
+    feedback = subprocess.run(
+        [sys.executable, "-m", "autograder", "feedback", str(out), "--root", str(released_course.root)],
+        capture_output=True, text=True, timeout=600)
+    assert feedback.returncode == 0, feedback.stdout + feedback.stderr
+    return rows, run.stdout + run.stderr, out, root, pages_while_grading
+
+
+def test_grade_makes_no_feedback_html_and_feedback_makes_each_graded_students(batch):
+    """The feedback HTML is off the grading path: grade writes none, `feedback` makes one page per
+    graded submission (from the executed notebook grade kept) and none for the others."""
+    rows, output, out, _, pages_while_grading = batch
+    assert pages_while_grading == []
+    assert "python -m autograder feedback" in output
+    made = {(p.parent.parent.name, p.parent.name) for p in (out / "feedback").rglob("*.html")}
+    assert made == {key for key, row in rows.items() if row["status"] == "graded"}
+    assert ("bob", "00_fixture") not in made and ("carol", "00_fixture") not in made
+
+
+def test_the_page_feedback_makes_is_the_page_grade_makes_while_grading(batch, released_course, tmp_path):
+    """`grade --feedback` (the page made in the grading job, nbgrader's gradebook of that run) and
+    `feedback` (made later from what grade kept) give the same page, byte for byte: a right answer,
+    one with a failed hidden test, one the trusted run withdrew points from."""
+    _, _, out, root, _ = batch
+    some = tmp_path / "submitted"
+    for who in ("alice", "dave", "erin"):
+        shutil.copytree(root / who, some / who)
+    again = tmp_path / "grades"
+    (again / ".journal").mkdir(parents=True)  # the same secret: the trusted run draws the same inputs
+    shutil.copyfile(out / ".journal" / "key", again / ".journal" / "key")
+    run = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", str(some), "--root", str(released_course.root),
+         "--out", str(again), "--jobs", "2", "--timeout", str(TIMEOUT), "--feedback"],
+        capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for who in ("alice", "dave", "erin"):
+        page = Path("feedback") / who / "00_fixture" / "00_fixture.html"
+        assert (again / page).read_text() == (out / page).read_text(), who
 
 
 def test_csv_has_nbgraders_columns_and_one_row_per_student_and_assignment(batch):
-    rows, _, out = batch
+    rows, _, out, *_ = batch
     with open(out / "grades.csv", newline="") as f:
         assert tuple(csv.DictReader(f).fieldnames) == CSV_COLUMNS
     assert {"student_id", "assignment", "score", "max_score"} <= set(CSV_COLUMNS)
@@ -86,7 +126,7 @@ def test_csv_has_nbgraders_columns_and_one_row_per_student_and_assignment(batch)
 
 
 def test_a_correct_submission_gets_full_marks_and_feedback_without_hidden_tests(batch):
-    rows, _, out = batch
+    rows, _, out, *_ = batch
     assert rows["alice", "00_fixture"] == {
         "student_id": "alice", "assignment": "00_fixture", "score": "6", "max_score": "6",
         "status": "graded", "reason": "", "warnings": "", "submitted_at": ""}
@@ -98,7 +138,7 @@ def test_a_correct_submission_gets_full_marks_and_feedback_without_hidden_tests(
 
 
 def test_a_failed_hidden_test_shows_its_message_not_its_code(batch):
-    _, _, out = batch
+    _, _, out, *_ = batch
     html = (out / "feedback" / "dave" / "00_fixture" / "00_fixture.html").read_text()
     assert "NotImplementedError" in html
     assert "the hidden test&#39;s code is not shown" in html or "hidden test's code is not shown" in html
@@ -106,7 +146,7 @@ def test_a_failed_hidden_test_shows_its_message_not_its_code(batch):
 
 
 def test_malformed_json_gets_a_zero_row_with_the_reason(batch):
-    rows, output, _ = batch
+    rows, output, *_ = batch
     row = rows["bob", "00_fixture"]
     assert (row["score"], row["status"]) == ("0", "error")
     assert "not a readable notebook" in row["reason"]
@@ -114,7 +154,7 @@ def test_malformed_json_gets_a_zero_row_with_the_reason(batch):
 
 
 def test_an_empty_student_folder_gets_a_missing_row(batch):
-    rows, output, _ = batch
+    rows, output, *_ = batch
     row = rows["carol", "00_fixture"]
     assert (row["score"], row["max_score"], row["status"]) == ("0", "6", "missing")
     assert row["reason"] == "the student's folder is empty"
@@ -122,7 +162,7 @@ def test_an_empty_student_folder_gets_a_missing_row(batch):
 
 
 def test_a_renamed_notebook_is_graded_as_its_assignment_with_a_warning(batch):
-    rows, output, _ = batch
+    rows, output, *_ = batch
     row = rows["dave", "00_fixture"]
     assert (row["score"], row["status"]) == ("3", "graded")  # scale right, mean_square untouched
     assert "Copy of 00_fixture.ipynb" in row["warnings"]
@@ -133,7 +173,7 @@ def test_a_renamed_notebook_is_graded_as_its_assignment_with_a_warning(batch):
 
 
 def test_deleted_test_cells_are_restored_and_graded_not_skipped(batch):
-    rows, _, out = batch
+    rows, _, out, *_ = batch
     row = rows["erin", "00_fixture"]
     # nbgrader alone: grades None and "needs manual grading", i.e. no automatic score at all.
     # In the kernel only the visible mean_square test passes (1 point); the trusted run then finds
@@ -147,7 +187,7 @@ def test_deleted_test_cells_are_restored_and_graded_not_skipped(batch):
 
 
 def test_a_dying_kernel_gets_its_row_and_the_batch_goes_on(batch):
-    rows, output, out = batch
+    rows, output, out, *_ = batch
     row = rows["frank", "00_fixture"]
     # Graded up to the crash (autograder/engine/execute.py): nothing before scale earns points here.
     assert (row["score"], row["status"]) == ("0", "graded")
@@ -159,14 +199,14 @@ def test_a_dying_kernel_gets_its_row_and_the_batch_goes_on(batch):
 
 
 def test_an_infinite_loop_stops_at_the_cell_timeout_and_costs_only_its_cells(batch):
-    rows, _, _ = batch
+    rows, *_ = batch
     row = rows["grace", "00_fixture"]
     assert (row["score"], row["status"]) == ("3", "graded")  # scale's 3 points are kept
     assert f"stopped after the {TIMEOUT} s limit: mean_square" in row["warnings"]
 
 
 def test_unknown_folders_and_missing_assignments_get_rows(batch):
-    rows, output, _ = batch
+    rows, output, *_ = batch
     unknown = rows["heidi", "hw1"]
     assert (unknown["status"], unknown["score"], unknown["max_score"]) == ("unknown_assignment", "0", "")
     assert "hw1/ is not an assignment" in unknown["reason"] and "homework.ipynb" in unknown["reason"]
@@ -200,7 +240,7 @@ def test_collect_refuses_to_guess_between_several_notebooks(tmp_path):
 
 def test_cold_kernels_grade_the_same_as_warm_ones(released_course, batch, tmp_path):
     """The kernel server only makes kernels start faster; the grades are the same."""
-    rows, _, _ = batch
+    rows, *_ = batch
     for who, nb_path in (("alice", released_course.source_notebook("00_fixture")),):
         folder = tmp_path / "in" / who / "00_fixture"
         folder.mkdir(parents=True)

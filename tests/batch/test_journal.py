@@ -169,7 +169,8 @@ def test_a_deleted_record_is_the_only_one_graded_again_and_twice_gives_the_same(
     assert {who: journal.read(who, "00_fixture")["finished"] for who in before} == before
     assert {who: journal.path(who, "00_fixture").stat().st_mtime_ns for who in mtimes} == mtimes
     assert _csv(first) == csv_before
-    assert (first / "feedback" / "bob" / "00_fixture" / "00_fixture.html").is_file()
+    assert (first / "autograded" / "bob" / "00_fixture" / "00_fixture.ipynb").is_file()
+    assert not (first / "feedback").exists()  # made when asked for (`feedback`), not while grading
 
     # --regrade grades everything again from scratch, with the folder's secret (the probes'
     # inputs, hence their messages, follow it): the same scores and messages, cell by cell.

@@ -15,8 +15,9 @@ import pytest
 
 from autograder.__main__ import main
 from autograder.batch.grade import grade
-from autograder.classroom.feedback import canvas_name
+from autograder.classroom.feedback import canvas_name, make_pages
 from autograder.classroom.lms_manifest import LmsRecord, manifest_text
+from autograder.classroom.results import read_results
 from autograder.course.notebooks import grade_id, read_notebook
 from autograder.engine.feedback_html import docstring_title, finish, scrub_text
 
@@ -74,6 +75,7 @@ def graded(released_course, tmp_path_factory):
     out = tmp_path_factory.mktemp("grades")
     rows = grade(released_course, root, out, n_jobs=2, timeout=20)
     assert [(r["student_id"], r["score"]) for r in rows] == [("ada", "6"), ("bob", "0")]
+    assert make_pages(out, released_course, read_results(out, released_course)[0]) == []  # as `feedback` does
     return out, released_course
 
 

@@ -23,6 +23,7 @@ import nbformat
 import pytest
 
 from autograder.batch.grade import grade
+from autograder.classroom.feedback import page_for
 from autograder.course.notebooks import grade_id, read_notebook
 from autograder.course.settings import REPO_ROOT
 from autograder.engine import sandbox
@@ -247,8 +248,9 @@ def attacked(released_course, tmp_path_factory):
             os.kill(pid, signal.SIGKILL)
 
 
-def feedback_page(out: Path, student: str) -> str:
-    return (out / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+def feedback_page(out: Path, course, student: str) -> str:
+    """The page `python -m autograder feedback` makes from what grade kept."""
+    return page_for(out, course, student, ASSIGNMENT).read_text()
 
 
 def lines(out: Path, student: str) -> dict[str, str]:
@@ -282,13 +284,13 @@ def test_a_kernel_reads_no_answer_no_secret_and_no_output(attacked, label):
 
 
 @needs_sandbox
-def test_the_graders_environment_and_processes_are_out_of_reach(attacked):
+def test_the_graders_environment_and_processes_are_out_of_reach(attacked, released_course):
     _, out, _ = attacked
     found = lines(out, "reaches_out")
     assert found["env-secret"] == "denied"  # not in os.environ, nor any /proc/*/environ it sees
     assert found["home-in-job"] == "ok"
     assert found["grader-processes"] == "0"  # its own PID namespace: no other grader process
-    assert SECRET not in feedback_page(out, "reaches_out")
+    assert SECRET not in feedback_page(out, released_course, "reaches_out")
 
 
 @needs_sandbox
@@ -307,14 +309,14 @@ def test_memory_processes_and_disk_are_capped_for_the_kernel_as_a_whole(attacked
     assert int(found["processes"]) < 64
 
 
-def test_a_students_html_never_reaches_the_feedback_page_as_html(attacked):
+def test_a_students_html_never_reaches_the_feedback_page_as_html(attacked, released_course):
     """Event handlers, javascript: links, forms, refreshes, frames, scripts, remote pictures and a
     marker that once made the clean-up skip the page: none survives; the page stays small and its
     maths is MathML (no script needed)."""
     from bs4 import BeautifulSoup
 
     _, out, _ = attacked
-    page = feedback_page(out, "hostile_page")
+    page = feedback_page(out, released_course, "hostile_page")
     assert len(page) < 2 << 20  # a 3 MB print does not make a 3 MB page
     soup = BeautifulSoup(page, "html.parser")
     banned = ("script", "iframe", "object", "embed", "form", "input", "button", "link", "base", "svg")
@@ -329,8 +331,8 @@ def test_a_students_html_never_reaches_the_feedback_page_as_html(attacked):
     assert "<math" in page and "\\frac{a}{b}" not in page
 
 
-def test_nbgraders_markers_in_a_students_cell_are_text_not_a_failure(attacked):
+def test_nbgraders_markers_in_a_students_cell_are_text_not_a_failure(attacked, released_course):
     records, out, _ = attacked
     record = records["markers_in_markdown"]
     assert (record["status"], record["score"]) == ("graded", records["honest"]["score"]), record["reason"]
-    assert "my notes" in feedback_page(out, "markers_in_markdown")
+    assert "my notes" in feedback_page(out, released_course, "markers_in_markdown")
