@@ -7,7 +7,8 @@ Both grade the same batch in one run and the same environment:
                    moves its folders there. nbgrader grades one notebook after another, each
                    on a cold kernel. `nbgrader generate_assignment` runs first, untimed.
   ours             `python -m autograder grade SUBMITTED --jobs N --regrade` into a fresh
-                   output folder, timed whole (its own generation and feedback HTML included).
+                   output folder, timed whole (its own generation included; like plain
+                   `nbgrader autograde`, it makes no feedback HTML: `feedback` makes that).
 Printed: submissions per minute of each, their ratio and whether the scores agree; the same
 goes to OUT/bench.json (default OUT: build/bench).
 """

@@ -248,11 +248,13 @@ def render(template_dir: Path, assignment: str, student_id: str, autograded: Pat
     """
     import shutil
     import tempfile
+    import warnings
 
     from nbgrader.api import Gradebook
     from nbgrader.converters import GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import SaveAutoGrades
+    from sqlalchemy.exc import SAWarning
 
     from autograder.engine.job import safe_id
     from autograder.engine.nbgrader_setup import load_config, nbgrader_log
@@ -270,9 +272,11 @@ def render(template_dir: Path, assignment: str, student_id: str, autograded: Pat
         shutil.copyfile(autograded, notebook)
         config = load_config(course)
         db_url = config.CourseDirectory.db_url
-        with Gradebook(db_url, config.CourseDirectory.course_id) as gb:
+        with Gradebook(db_url, config.CourseDirectory.course_id) as gb, warnings.catch_warnings():
+            # nbgrader's own autoflush notice while it adds the submission (as in its autograde)
+            warnings.simplefilter("ignore", SAWarning)
             gb.update_or_create_student(student)
-            gb.add_submission(assignment, student)
+            gb.update_or_create_submission(assignment, student)
         # What nbgrader's autograde saved from the executed notebook (scores, and "No response."
         # on an answer left as released), then the scores grade recorded over them: the trusted
         # run's withdrawals are only there.

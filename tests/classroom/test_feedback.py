@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import csv
+import json
+import shutil
 import zipfile
 
 import nbformat
@@ -225,3 +227,29 @@ def test_feedback_takes_names_and_emails_from_the_roster_and_titles_pages_by_nam
         index = archive.read("index.html").decode()
     assert f"<title>Feedback for {name} (ada)</title>" in index
     assert f"<h1>Feedback for {name} (ada)</h1>" in index
+
+
+def test_a_page_that_cannot_be_made_is_reported_and_the_others_are_made(graded, tmp_path):
+    """Four pages to make (more than are made in-process: the workers' path): ada's work handed in
+    again as cy and dee, dee's executed notebook broken. Dee's page is reported, the rest made."""
+    out, course = graded
+    grades = tmp_path / "grades"
+    shutil.copytree(out, grades, ignore=shutil.ignore_patterns("feedback"))
+    with open(grades / "grades.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    records = json.loads((grades / "grades.json").read_text())
+    for who in ("cy", "dee"):
+        rows.append(dict(rows[0], student_id=who))
+        records.append(dict(records[0], student_id=who))
+        shutil.copytree(grades / "autograded" / "ada", grades / "autograded" / who)
+    (grades / "autograded" / "dee" / A / f"{A}.ipynb").write_text('{"cells": [')
+    with open(grades / "grades.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    (grades / "grades.json").write_text(json.dumps(records))
+    problems = make_pages(grades, course, read_results(grades, course)[0], jobs=2, warn=lambda line: None)
+    assert [p.split(":")[0] for p in problems] == [f"dee/{A}"], problems
+    assert sorted(p.parent.parent.name for p in (grades / "feedback").rglob("*.html")) == ["ada", "bob", "cy"]
+    assert "Your answer: scale" in (grades / "feedback" / "cy" / A / f"{A}.html").read_text()
+    assert make_pages(grades, course, read_results(grades, course)[0], jobs=2, warn=lambda line: None) == problems

@@ -55,3 +55,20 @@ def test_the_server_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("AUTOGRADER_WARM_KERNELS", "0")
     with KernelServer() as server:
         assert server.socket is None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the kernel server forks")
+def test_a_warm_kernel_imports_what_the_grader_skips(tmp_path):
+    """The grader's processes skip a costly import jsonschema makes (autograder/__init__.py); the
+    server forks kernels without that entry, so a student's `import` finds the module as anywhere."""
+    from autograder import SKIPPED_IMPORTS
+
+    assert all(sys.modules.get(name, "absent") is None for name in SKIPPED_IMPORTS)  # here, the grader
+    code = f"import sys\nprint(*[sys.modules.get(m, 'absent') is None for m in {SKIPPED_IMPORTS!r}])"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    with KernelServer(enabled=True) as server:
+        client = NotebookClient(nb, kernel_name="python3", kernel_manager_class=WarmKernelManager,
+                                resources={"metadata": {"path": str(tmp_path)}})
+        client.create_kernel_manager().server = server.socket
+        client.execute()
+    assert "".join(o.get("text", "") for o in nb.cells[0].outputs).split() == ["False"] * len(SKIPPED_IMPORTS)
