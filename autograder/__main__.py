@@ -25,6 +25,7 @@ COMMANDS = {
     "publish": (publish, "write the student repository's tree (release/, lectures, README, LICENSE)"),
     "gradescope": (gradescope, "build Gradescope's autograder.zip for one assignment"),
     "site": (site, "build the course website (lecture notebooks executed) into build/site/"),
+    "wheel": (wheel, "build the helpers wheel students install (no answers) into build/dist/"),
 }
 
 
@@ -40,14 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, parents=[common], help=summary, description=module.__doc__,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
         module.configure(sub)
-    commands.add_parser("wheel", add_help=False, help=wheel.__doc__.splitlines()[0].split(": ", 1)[1])
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["wheel"]:  # wheel.py has its own arguments
-        return wheel.main(argv[1:])
     args = build_parser().parse_args(argv)
     root = (getattr(args, "root", None) or default_root()).resolve()
     if not (root / "source").is_dir():

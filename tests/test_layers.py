@@ -229,3 +229,37 @@ def test_the_design_draws_the_layers_that_the_code_declares():
     for names in layers.LAYERS:
         for name in names:
             assert re.search(rf"\b{re.escape(name)}\b", drawing), name
+
+
+def checkout_defaults(package: Path) -> list[str]:
+    """'file:line' of every parameter or command-line option of the package that defaults to
+    REPO_ROOT (the folder this grader runs from)."""
+    found = []
+    for path in modules(package).values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            elif isinstance(node, ast.keyword) and node.arg == "default":
+                defaults = [node.value]
+            else:
+                continue
+            if any(isinstance(n, ast.Name) and n.id == "REPO_ROOT" for d in defaults for n in ast.walk(d)):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}")
+    return found
+
+
+def test_the_course_is_passed_not_defaulted_to_this_checkout():
+    """One handle for the course: no parameter or option defaults to this checkout's folder, where
+    a course named by --root (or AUTOGRADER_ROOT) would silently get this checkout's settings,
+    links or packages (the site and the Gradescope zip did)."""
+    assert checkout_defaults(PACKAGE) == []
+
+
+def test_a_default_to_this_checkout_is_found(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "m.py").write_text("from x import REPO_ROOT\n\n\ndef f(root=REPO_ROOT):\n    pass\n\n\n"
+                                  "def g(*, out=REPO_ROOT / 'build'):\n    pass\n\n\n"
+                                  "parser.add_argument('--out', default=REPO_ROOT / 'dist')\n")
+    assert checkout_defaults(package) == ["pkg/m.py:4", "pkg/m.py:8", "pkg/m.py:12"]

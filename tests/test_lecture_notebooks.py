@@ -53,7 +53,7 @@ def test_committed_without_outputs_and_with_the_setup_cell(path):
     with_outputs = [i for i, c in enumerate(code_cells) if c.outputs or c.execution_count is not None]
     assert not with_outputs, f"{path.name}: code cells {with_outputs} carry outputs; commit notebooks without them"
     first = nb.cells[0]
-    assert first.cell_type == "code" and first.source.startswith(setup_head()), \
+    assert first.cell_type == "code" and first.source.startswith(setup_head(ROOT)), \
         f"{path.name}: the first cell must be the course's setup cell (docs/authoring.md)"
     assert not any("nbgrader" in c.metadata for c in nb.cells), f"{path.name}: lecture notebooks are not graded"
 

@@ -59,7 +59,7 @@ def student_kernel(tmp_path_factory) -> dict[str, str]:
     checking that its dependencies are met there.
     """
     base = tmp_path_factory.mktemp("student")
-    wheel = build_student_wheel(base / "dist")
+    wheel = build_student_wheel(base / "dist", ROOT)
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"

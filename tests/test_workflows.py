@@ -114,7 +114,7 @@ def test_the_release_tag_must_be_the_version_the_setup_cells_install(tmp_path):
 
     script = [sys.executable, str(SCRIPTS / "check_release_tag.py")]
     good = subprocess.run([*script, "v0.1.0"], capture_output=True, text=True)
-    version = __import__("autograder.course.settings", fromlist=["x"]).project_metadata()["version"]
+    version = __import__("autograder.course.settings", fromlist=["x"]).project_metadata(REPO_ROOT)["version"]
     assert version == "0.1.0", "this test names the course's version"
     assert good.returncode == 0, good.stderr
     bad = subprocess.run([*script, "v1.0.0"], capture_output=True, text=True)

@@ -124,7 +124,7 @@ def configure_course(course: Course, student_repository: str | None = None,
         where = path.relative_to(course.root).as_posix()
         try:
             nb = read_notebook(path)
-            if apply_setup_cell(nb, where, head=head):
+            if apply_setup_cell(nb, head, where):
                 writes[path] = nb
         except SetupCellError as error:
             errors.append(str(error))

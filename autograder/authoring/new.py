@@ -74,7 +74,7 @@ def notebook(assignment: str, root: Path) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"}})
-    apply_setup_cell(nb, head=setup_head(root))
+    apply_setup_cell(nb, setup_head(root))
     return nb
 
 

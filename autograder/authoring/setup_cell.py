@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.course.settings import REPO_ROOT, CourseSettings, course_settings
+from autograder.course.settings import CourseSettings, course_settings
 
 ANCHOR = "device = helpers.setup()"
 TEMPLATE_FILE = Path(__file__).with_name("setup_cell_head.py")
@@ -48,7 +48,7 @@ def render_head(settings: CourseSettings) -> str:
     return head
 
 
-def setup_head(root: Path = REPO_ROOT) -> str:
+def setup_head(root: Path) -> str:
     """The shared head of the setup cell of the course at `root`."""
     return render_head(course_settings(root))
 
@@ -71,14 +71,13 @@ def first_code_cell(nb, where: str = "notebook"):
     return cell
 
 
-def apply_setup_cell(nb, where: str = "notebook", root: Path = REPO_ROOT,
-                     head: str | None = None) -> bool:
+def apply_setup_cell(nb, head: str, where: str = "notebook") -> bool:
     """Rewrite the first code cell of an nbformat notebook in place; True if it changed.
 
-    head: the rendered head (default: the one of the course at `root`).
+    head: the rendered head (setup_head(root) of the course).
     """
     cell = first_code_cell(nb, where)
-    new = rewrite_setup_cell(cell.source, head if head is not None else setup_head(root), where)
+    new = rewrite_setup_cell(cell.source, head, where)
     changed = new != cell.source
     cell.source = new
     return changed

@@ -18,10 +18,9 @@ import tempfile
 from pathlib import Path
 
 from autograder.authoring import exercise_table
-from autograder.authoring.setup_cell import SetupCellError, apply_setup_cell
+from autograder.authoring.setup_cell import SetupCellError, apply_setup_cell, setup_head
 from autograder.course.layout import Course
 from autograder.course.notebooks import normalize, read_notebook, validate_source, write_notebook
-from autograder.course.settings import REPO_ROOT
 from autograder.engine.template import build_template
 
 
@@ -31,11 +30,6 @@ class SourceError(Exception):
     def __init__(self, errors: list[str]):
         super().__init__("\n".join(errors))
         self.errors = errors
-
-
-def _settings_root(course: Course) -> Path:
-    """Where [tool.course] lives: the course's own pyproject.toml, else this checkout's."""
-    return course.root if (course.root / "pyproject.toml").is_file() else REPO_ROOT
 
 
 def prepare_sources(course: Course, assignments: list[str]) -> list[str]:
@@ -55,7 +49,7 @@ def prepare_sources(course: Course, assignments: list[str]) -> list[str]:
             continue
         problems = validate_source(nb, where)
         try:
-            apply_setup_cell(nb, where, _settings_root(course))
+            apply_setup_cell(nb, setup_head(course.root), where)
         except SetupCellError as error:
             problems.append(str(error))
         errors.extend(problems)

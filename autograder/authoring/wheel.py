@@ -15,7 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from autograder.course.settings import REPO_ROOT, project_metadata
+from autograder.course.layout import Course
+from autograder.course.settings import project_metadata
 
 DIST_NAME = "pytorch-course-helpers"
 # Subpackages of helpers that never reach a student.
@@ -39,8 +40,8 @@ def _pyproject(version: str, dependencies: list[str]) -> str:
     )
 
 
-def build_student_wheel(out_dir: Path, root: Path = REPO_ROOT) -> Path:
-    """Build the student wheel into `out_dir`; returns its path."""
+def build_student_wheel(out_dir: Path, root: Path) -> Path:
+    """Build the student wheel of the packages at `root` (Course.package_root) into `out_dir`; returns its path."""
     meta = project_metadata(root)
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -62,15 +63,12 @@ def build_student_wheel(out_dir: Path, root: Path = REPO_ROOT) -> Path:
     return built[-1]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder wheel", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "build" / "dist",
-                        help="folder for the wheel (default: build/dist)")
-    args = parser.parse_args(argv)
-    path = build_student_wheel(args.out)
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for the wheel (default: the course's build/dist)")
+
+
+def run(args: argparse.Namespace, course: Course) -> int:
+    path = build_student_wheel(args.out or course.build_dir / "dist", course.package_root)
     print(f"Built {path}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

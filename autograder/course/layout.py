@@ -8,7 +8,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.course.settings import REPO_ROOT
+from autograder.course.settings import (
+    REPO_ROOT,
+    CourseSettings,
+    course_settings,
+    package_root,
+    settings_root,
+)
 
 ROOT_ENV = "AUTOGRADER_ROOT"
 
@@ -44,6 +50,20 @@ class Course:
     @property
     def build_dir(self) -> Path:
         return self.root / "build"
+
+    @property
+    def settings_root(self) -> Path:
+        """The folder whose pyproject.toml holds [tool.course] (autograder/course/settings.py)."""
+        return settings_root(self.root)
+
+    @property
+    def package_root(self) -> Path:
+        """The folder the course's packages (helpers/, autograder/) and wheels are built from."""
+        return package_root(self.root)
+
+    def settings(self) -> CourseSettings:
+        """[tool.course], checked (SettingsError says what is wrong)."""
+        return course_settings(self.root)
 
     def source_notebook(self, assignment: str) -> Path:
         return self.source_dir / assignment / f"{assignment}.ipynb"

@@ -30,7 +30,7 @@ class SettingsError(ValueError):
     """[tool.course] or [project] in pyproject.toml is missing or wrong; the message says which."""
 
 
-def _pyproject(root: Path = REPO_ROOT) -> dict:
+def _pyproject(root: Path) -> dict:
     path = Path(root) / "pyproject.toml"
     try:
         with open(path, "rb") as f:
@@ -41,7 +41,7 @@ def _pyproject(root: Path = REPO_ROOT) -> dict:
         raise SettingsError(f"{path}: not valid TOML ({error})") from None
 
 
-def project_metadata(root: Path = REPO_ROOT) -> dict:
+def project_metadata(root: Path) -> dict:
     """`[project]`: name, version, dependencies."""
     return _pyproject(root)["project"]
 
@@ -49,6 +49,12 @@ def project_metadata(root: Path = REPO_ROOT) -> dict:
 def settings_root(root: Path) -> Path:
     """Where a course folder's settings live: its own pyproject.toml, else this checkout's."""
     return Path(root) if (Path(root) / "pyproject.toml").is_file() else REPO_ROOT
+
+
+def package_root(root: Path) -> Path:
+    """Where a course folder's packages live (helpers/, autograder/, the pyproject.toml that builds
+    them): the course folder when it holds helpers/, else this checkout (a course of notebooks alone)."""
+    return Path(root) if (Path(root) / "helpers").is_dir() else REPO_ROOT
 
 
 def check_repository(value: str) -> str:
@@ -111,7 +117,7 @@ class CourseSettings:
                 f"{self.branch}/{notebook}")
 
 
-def load_settings(root: Path = REPO_ROOT) -> CourseSettings:
+def load_settings(root: Path) -> CourseSettings:
     """[tool.course] and [project] version of the pyproject.toml in `root`, checked."""
     data = _pyproject(root)
     where = f"{Path(root) / 'pyproject.toml'}"
@@ -137,11 +143,11 @@ def load_settings(root: Path = REPO_ROOT) -> CourseSettings:
         raise SettingsError(f"{where}: [tool.course] {error}; run `{CONFIGURE}`") from None
 
 
-def course_settings(root: Path = REPO_ROOT) -> CourseSettings:
+def course_settings(root: Path) -> CourseSettings:
     """The settings of the course folder `root` (its pyproject.toml, else this checkout's)."""
     return load_settings(settings_root(root))
 
 
-def colab_url(notebook: str, root: Path = REPO_ROOT) -> str:
+def colab_url(notebook: str, root: Path) -> str:
     """The Open-in-Colab address of a notebook path relative to the student repository's root."""
     return course_settings(root).colab_url(notebook)

@@ -50,7 +50,7 @@ def full_course_copy(dest: Path) -> Course:
     settings = course_settings(course.root)
     path = course.source_notebook("00_fixture")
     nb = read_notebook(path)
-    apply_setup_cell(nb, head=render_head(settings))
+    apply_setup_cell(nb, render_head(settings))
     write_notebook(nb, path)
     readme = dest / "README.md"
     readme.write_text(render_readme(readme.read_text(), course, settings))
@@ -78,7 +78,7 @@ def test_the_wheel_url_derives_from_repository_and_version():
     assert settings.colab_url("release/a/a.ipynb") == (
         "https://colab.research.google.com/github/my-uni/dl-course/blob/fall/release/a/a.ipynb")
     version = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
-    assert f"/v{version}/" in course_settings().wheel_url
+    assert f"/v{version}/" in course_settings(REPO_ROOT).wheel_url
     assert "helpers_wheel_url" not in (REPO_ROOT / "pyproject.toml").read_text()
 
 

@@ -70,7 +70,7 @@ def test_the_tree_is_release_lectures_readme_license_and_nothing_else(published)
 
 def test_the_student_readme_links_every_notebook_and_says_how_to_hand_in(published):
     readme = (published / "README.md").read_text()
-    settings = course_settings()
+    settings = course_settings(REPO_ROOT)
     for rel in files(published):
         if rel.endswith(".ipynb"):
             assert settings.colab_url(rel) in readme, rel
@@ -82,7 +82,7 @@ def test_the_student_readme_links_every_notebook_and_says_how_to_hand_in(publish
 
 
 def test_published_notebooks_carry_the_configured_setup_cell_and_no_outputs(published):
-    head = setup_head()
+    head = setup_head(REPO_ROOT)
     for rel in sorted(files(published)):
         if rel.endswith(".ipynb"):
             nb = nbformat.read(published / rel, as_version=4)

@@ -15,10 +15,10 @@ def test_readme_has_an_open_in_colab_link_for_every_notebook():
     notebooks = sorted((ROOT / "release").glob("*/*.ipynb")) + sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert notebooks
     missing = [p.relative_to(ROOT).as_posix() for p in notebooks
-               if colab_url(p.relative_to(ROOT).as_posix()) not in readme]
+               if colab_url(p.relative_to(ROOT).as_posix(), ROOT) not in readme]
     assert not missing, (f"README.md lacks Colab links (from [tool.course]) for: {missing}; "
                          "run `python -m autograder configure`")
-    assert f"pip install {course_settings().wheel_url}" in readme
+    assert f"pip install {course_settings(ROOT).wheel_url}" in readme
 
 
 def test_readme_quick_start_is_the_two_commands():

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from autograder.authoring.site import TITLE, SiteError, build_site, title_and_summary
+from autograder.course.settings import REPO_ROOT, course_settings
 from tests.conftest import copy_fixture_course
 
 PLOT_RGB = (214, 39, 40)  # the red the fixture lecture fills its plot with (#d62728)
@@ -86,9 +87,19 @@ def _lecture(cells: list[str]) -> nbformat.NotebookNode:
         *[nbformat.v4.new_code_cell(source) for source in cells]])
 
 
+# The small course's own student repository: its links, never this checkout's.
+THEIR_REPOSITORY = "another-school/their-course"
+
+
 def _small_course(folder: Path):
-    """The fixture course with its source as the release, and one lecture that draws a plot."""
+    """The fixture course with its source as the release, one lecture that draws a plot, and a
+    pyproject.toml of its own naming another student repository."""
     course = copy_fixture_course(folder / "course")
+    ours = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    theirs = ours.replace(f'student_repository = "{course_settings(REPO_ROOT).student_repository}"',
+                          f'student_repository = "{THEIR_REPOSITORY}"')
+    assert theirs != ours
+    (course.root / "pyproject.toml").write_text(theirs, encoding="utf-8")
     (course.release_dir / "00_fixture").mkdir(parents=True)
     shutil.copyfile(course.source_notebook("00_fixture"), course.release_notebook("00_fixture"))
     (course.root / "docs").mkdir()
@@ -279,8 +290,12 @@ def test_notebook_pages_link_to_colab_and_the_guide_links_stay_inside(built):
         links = [a["href"] for a in _soup(built.site, page).select("article a[href]")]
         colab = [u for u in links if u.startswith("https://colab.research.google.com/github/")]
         assert len(colab) == 1 and colab[0].endswith(notebook), page
+        assert colab[0].startswith(f"https://colab.research.google.com/github/{THEIR_REPOSITORY}/"), colab
         title = _soup(built.site, page).select_one("article h1")
         assert title.find_next("p").a["href"] == colab[0]  # the paragraph under the title
+    index = [a["href"] for a in _soup(built.site, "index.html").select("a[href]")]
+    assert f"https://github.com/{THEIR_REPOSITORY}" in index
+    assert not [u for u in index if course_settings(REPO_ROOT).student_repository in u]
     guide = _soup(built.site, "instructors.html")
     assert "design.md" not in str(guide)  # a file of the private repository: plain text
     calendar = next(a for a in guide.select("article a") if _text(a) == "the calendar")

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    return build_student_wheel(tmp_path_factory.mktemp("dist"))
+    return build_student_wheel(tmp_path_factory.mktemp("dist"), ROOT)
 
 
 def test_wheel_has_helpers_but_no_reference_and_no_autograder(wheel):
@@ -33,8 +33,8 @@ def test_wheel_has_helpers_but_no_reference_and_no_autograder(wheel):
 
 
 def test_the_wheel_is_the_file_the_setup_cells_install(wheel):
-    assert wheel.name == course_settings().wheel_name
-    assert course_settings().wheel_url.endswith("/" + wheel.name)
+    assert wheel.name == course_settings(ROOT).wheel_name
+    assert course_settings(ROOT).wheel_url.endswith("/" + wheel.name)
 
 
 def find_leaks(wheel_path: Path, windows: set[str]) -> list[tuple[str, str]]:

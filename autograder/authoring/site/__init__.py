@@ -35,7 +35,7 @@ from nbformat import NotebookNode
 from autograder.authoring.site.config import sphinx_config
 from autograder.authoring.site.summary import title_and_summary
 from autograder.course.layout import Course
-from autograder.course.settings import colab_url, course_settings, project_metadata
+from autograder.course.settings import project_metadata
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 INDEX_TEMPLATE = "index.md.j2"
@@ -108,24 +108,24 @@ def with_description(nb: NotebookNode, summary: str) -> NotebookNode:
     return nb
 
 
-def lecture_page(path: Path, root: Path, stage: Path, timeout: int) -> Page:
+def lecture_page(path: Path, course: Course, stage: Path, timeout: int) -> Page:
     """Execute a lecture notebook and stage it for Sphinx (setup cell tagged out, a Colab link)."""
     nb = nbformat.read(path, as_version=4)
     name, summary = title_and_summary(nb, path.stem)
-    relative = path.relative_to(root).as_posix()
+    relative = path.relative_to(course.root).as_posix()
     execute(nb, path.parent, timeout, relative)
-    colab = colab_url(relative)
+    colab = course.settings().colab_url(relative)
     source = f"lecture-{path.stem}.ipynb"
     nbformat.write(with_description(with_colab_link(hide_plumbing(nb), colab), summary),
                    stage / source)
     return Page(source, name, summary, colab)
 
 
-def assignment_page(path: Path, root: Path, stage: Path) -> Page:
+def assignment_page(path: Path, course: Course, stage: Path) -> Page:
     """Stage a release notebook's prose (its markdown cells, never a code cell) for Sphinx."""
     nb = nbformat.read(path, as_version=4)
     name, summary = title_and_summary(nb, path.stem)
-    colab = colab_url(path.relative_to(root).as_posix())
+    colab = course.settings().colab_url(path.relative_to(course.root).as_posix())
     prose = nbformat.v4.new_notebook(metadata={k: v for k, v in nb.metadata.items()
                                                if k in ("kernelspec", "language_info")},
                                      cells=[c for c in nb.cells if c.cell_type == "markdown"])
@@ -163,9 +163,9 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def index_page(lectures: list[Page], assignments: list[Page], guide: Page | None) -> str:
+def index_page(course: Course, lectures: list[Page], assignments: list[Page], guide: Page | None) -> str:
     """The site's home page (MyST markdown): the tables of pages and the toctrees."""
-    meta = project_metadata()
+    meta = project_metadata(course.settings_root)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=False,
                              keep_trailing_newline=True)
     env.filters["cell"] = _cell
@@ -179,11 +179,11 @@ def index_page(lectures: list[Page], assignments: list[Page], guide: Page | None
     ]
     return front_matter(meta["description"]) + env.get_template(INDEX_TEMPLATE).render(
         title=TITLE, description=meta["description"],
-        repository_url=f"https://github.com/{course_settings().student_repository}",
+        repository_url=course.settings().repository_url,
         sections=sections, built=f"from version {meta['version']}")
 
 
-def sphinx_build(stage: Path, out: Path, doctrees: Path, progress) -> None:
+def sphinx_build(course: Course, stage: Path, out: Path, doctrees: Path, progress) -> None:
     """Sphinx's HTML build of the staged sources into `out`; its warnings go to `progress`."""
     from sphinx.application import Sphinx
     from sphinx.errors import SphinxError
@@ -191,7 +191,7 @@ def sphinx_build(stage: Path, out: Path, doctrees: Path, progress) -> None:
 
     nocolor()  # its messages go to a file or a pipe: no terminal colours
 
-    settings = course_settings()
+    settings = course.settings()
     warnings = io.StringIO()
     try:
         app = Sphinx(str(stage), None, str(out), str(doctrees), "html",
@@ -235,13 +235,13 @@ def build_site(course: Course, out: Path, lectures: list[str] | None = None,
         lecture_pages = []
         for path in lecture_paths:
             progress(f"  executing {path.relative_to(root)}")
-            lecture_pages.append(lecture_page(path, root, stage, timeout))
-        assignment_pages = [assignment_page(p, root, stage) for p in release_paths]
+            lecture_pages.append(lecture_page(path, course, stage, timeout))
+        assignment_pages = [assignment_page(p, course, stage) for p in release_paths]
         guide = guide_page(root, stage)
-        (stage / "index.md").write_text(index_page(lecture_pages, assignment_pages, guide),
+        (stage / "index.md").write_text(index_page(course, lecture_pages, assignment_pages, guide),
                                         encoding="utf-8")
         progress("  building the pages (Sphinx)")
-        sphinx_build(stage, Path(tmp) / "site", Path(tmp) / "doctrees", progress)
+        sphinx_build(course, stage, Path(tmp) / "site", Path(tmp) / "doctrees", progress)
         if out.exists():
             shutil.rmtree(out)
         (Path(tmp) / "site").rename(out)

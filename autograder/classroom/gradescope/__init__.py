@@ -30,7 +30,6 @@ import zipfile
 from pathlib import Path
 
 from autograder.course.layout import Course
-from autograder.course.settings import REPO_ROOT
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = ("setup.sh", "run_autograder")  # at the zip's root, executable
@@ -42,8 +41,9 @@ PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE")
 PROJECT_PACKAGES = ("helpers", "autograder")
 
 
-def build_course_wheel(out_dir: Path, root: Path = REPO_ROOT) -> Path:
-    """The course's own wheel (helpers, helpers.reference, autograder) in `out_dir`; its path.
+def build_course_wheel(out_dir: Path, root: Path) -> Path:
+    """The course's own wheel (helpers, helpers.reference, autograder) of the packages at `root`
+    (Course.package_root) in `out_dir`; its path.
 
     Built from a copy of the project files, so the checkout gets no build/ or egg-info of it.
     """
@@ -65,14 +65,14 @@ def build_course_wheel(out_dir: Path, root: Path = REPO_ROOT) -> Path:
     return built[0]
 
 
-def build_zip(course: Course, assignment: str, out: Path, root: Path = REPO_ROOT) -> Path:
+def build_zip(course: Course, assignment: str, out: Path) -> Path:
     """Write out/autograder.zip for one assignment of `course`; returns its path."""
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     target = out / "autograder.zip"
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
         stage = Path(tmp) / "zip"
-        build_course_wheel(stage / WHEEL_DIR, root)
+        build_course_wheel(stage / WHEEL_DIR, course.package_root)
         shutil.copytree(course.source_dir / assignment, stage / COURSE_DIR / "source" / assignment,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.pyc"))
         grading = course.root / "grading" / assignment  # the probe the trusted run judges by
