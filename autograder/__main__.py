@@ -15,10 +15,10 @@ from autograder.course.layout import ROOT_ENV, Course, CourseError, default_root
 COMMANDS = {
     "release": (release, "generate release/ from source/ with nbgrader (and normalize both)"),
     "check": (check, "prove every assignment's tests: solution, release, mutants; print the table"),
-    "grade": (grade, "autograde a folder of submissions into grades.csv and feedback HTML"),
+    "grade": (grade, "autograde a folder of submissions into grades.csv (feedback HTML: `feedback`, or --feedback)"),
     "collect": (collect, "lay an LMS bulk download (Canvas, Gradescope, a zip) out as SUBMITTED/"),
     "export": (export, "grades.csv to a Canvas or Gradescope import, or one wide table, with late penalties"),
-    "feedback": (feedback, "one zip per student: feedback HTML and an index of scores and penalties"),
+    "feedback": (feedback, "make the feedback pages grade did not, then one zip per student with an index of scores and penalties"),
     "bench": (bench, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
     "new": (new, "scaffold an assignment: source notebook, reference, grading folder; check passes at once"),
     "configure": (configure, "point the course at its student repository (pyproject, setup cells, README)"),
