@@ -12,5 +12,4 @@ import sys
 # before this line is kept; the kernel server takes the entry out again before it forks a kernel
 # (autograder/engine/kernel_server.py), so that a student's kernel imports what it finds.
 SKIPPED_IMPORTS = ("rfc3987_syntax",)
-for _name in SKIPPED_IMPORTS:
-    sys.modules.setdefault(_name, None)
+sys.modules.update({name: None for name in SKIPPED_IMPORTS if name not in sys.modules})

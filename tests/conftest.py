@@ -33,6 +33,19 @@ def copy_fixture_course(dest: Path) -> Course:
     return Course(dest.resolve())
 
 
+def feedback_page(grades_dir: Path, course: Course, student_id: str, assignment: str) -> str:
+    """One graded student's feedback page, made as `python -m autograder feedback` makes it
+    (grade makes none); the test fails with the reason when it cannot be made."""
+    from autograder.classroom.feedback import make_pages, page_path
+    from autograder.classroom.results import read_results
+
+    results, _ = read_results(grades_dir, course, [assignment])
+    mine = [r for r in results if r.student_id == student_id and r.status == "graded"]
+    assert mine, f"{student_id}/{assignment} was not graded"
+    assert make_pages(grades_dir, course, mine, warn=lambda line: None) == []
+    return page_path(grades_dir, student_id, assignment).read_text(encoding="utf-8")
+
+
 @pytest.fixture
 def fixture_course(tmp_path) -> Course:
     """A fresh copy of the fixture course, not yet released."""

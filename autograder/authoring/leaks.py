@@ -43,7 +43,6 @@ from autograder.course.notebooks import (
     read_notebook,
     regions,
 )
-from autograder.course.settings import REPO_ROOT
 
 WINDOW = 4  # consecutive code lines that, found together, mean a copied answer
 MIN_CHARS = 40  # shorter windows (`return x`, one-word lines) prove nothing
@@ -131,9 +130,9 @@ def notebook_text(path: Path, outputs: bool = False) -> str:
 
 
 def reference_dir(course: Course) -> Path:
-    """helpers/reference/ of the course folder, else of this checkout (a fixture course has none)."""
-    own = course.root / "helpers" / "reference"
-    return own if own.is_dir() else REPO_ROOT / "helpers" / "reference"
+    """helpers/reference/ of the course's packages (Course.package_root: this checkout's for a
+    course of notebooks alone, as the fixture course is)."""
+    return course.package_root / "helpers" / "reference"
 
 
 @dataclass(frozen=True)
@@ -171,7 +170,7 @@ def secrets(course: Course) -> Secrets:
     for path in files:
         if "__pycache__" in path.parts:
             continue
-        where = path.relative_to(course.root if path.is_relative_to(course.root) else REPO_ROOT)
+        where = path.relative_to(course.root if path.is_relative_to(course.root) else course.package_root)
         for window in windows(path.read_text(encoding="utf-8")):
             found_windows.setdefault(window, where.as_posix())
     shown_code = [CodeIndex("\n\n".join(public_text))]

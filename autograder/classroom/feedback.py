@@ -183,19 +183,6 @@ def make_pages(grades_dir: Path, course: Course, results: list[Result], jobs: in
     return problems
 
 
-def page_for(grades_dir: Path, course: Course, student_id: str, assignment: str) -> Path:
-    """One student's page for one assignment, made first if it is missing (a preview before the
-    whole class's); CourseError when grades.csv holds no graded row of it or it cannot be made."""
-    results, _ = read_results(grades_dir, course, [assignment])
-    mine = [r for r in results if r.student_id == student_id and r.status == "graded"]
-    if not mine:
-        raise CourseError(f"{grades_dir / 'grades.csv'}: {student_id}/{assignment} was not graded")
-    problems = make_pages(grades_dir, course, mine, warn=lambda line: None)
-    if problems:
-        raise CourseError(problems[0])
-    return page_path(grades_dir, student_id, assignment)
-
-
 def _run_all(function, calls: list[tuple], jobs: int) -> list[str | None]:
     """function(*call) for each call, `jobs` processes at a time; per call, None or what went wrong.
     A fresh interpreter per worker (spawn: nothing of this process's threads is inherited), so a few

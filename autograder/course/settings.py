@@ -146,8 +146,3 @@ def load_settings(root: Path) -> CourseSettings:
 def course_settings(root: Path) -> CourseSettings:
     """The settings of the course folder `root` (its pyproject.toml, else this checkout's)."""
     return load_settings(settings_root(root))
-
-
-def colab_url(notebook: str, root: Path) -> str:
-    """The Open-in-Colab address of a notebook path relative to the student repository's root."""
-    return course_settings(root).colab_url(notebook)

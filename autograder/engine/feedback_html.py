@@ -258,15 +258,13 @@ def render(template_dir: Path, assignment: str, student_id: str, autograded: Pat
 
     from autograder.engine.job import safe_id
     from autograder.engine.nbgrader_setup import load_config, nbgrader_log
+    from autograder.engine.template import course_from_template
 
     student = safe_id(student_id)
     html_path = Path(html_path)
     with tempfile.TemporaryDirectory(prefix=f"feedback-{assignment}-") as tmp:
         course = Path(tmp)
-        (course / "source").mkdir()
-        (course / "source" / assignment).symlink_to((Path(template_dir) / "source" / assignment).resolve(),
-                                                    target_is_directory=True)
-        shutil.copyfile(Path(template_dir) / "gradebook.db", course / "gradebook.db")
+        course_from_template(course, template_dir, assignment, course / "gradebook.db")
         notebook = course / "autograded" / student / assignment / f"{assignment}.ipynb"
         notebook.parent.mkdir(parents=True)
         shutil.copyfile(autograded, notebook)
@@ -296,6 +294,5 @@ def render(template_dir: Path, assignment: str, student_id: str, autograded: Pat
                 raise RuntimeError(f"nbgrader generate_feedback failed for {student_id}/{assignment}: "
                                    f"{error}\n{log.getvalue()[-2000:]}") from None
         made = course / "feedback" / student / assignment / f"{assignment}.html"
-        html_path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(html_path, finish_html(made.read_text(encoding="utf-8"),
                                             cell_titles(read_notebook(source_notebook))))

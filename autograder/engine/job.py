@@ -49,6 +49,7 @@ from autograder.engine.execute import budget_overruns, kernel_deaths
 from autograder.engine.nbgrader_setup import ensure_tools_on_path, load_config, nbgrader_log
 from autograder.engine.restore_missing_cells import restore_missing_cells
 from autograder.engine.sandbox import OUTBOX_FD
+from autograder.engine.template import course_from_template
 
 
 class Failure(str, Enum):
@@ -242,12 +243,8 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
     with scratch_folder(job.work_dir, prefix=f"job-{assignment}-") as tmp, \
             scratch_folder(Path(job.work_dir) / GRADEBOOKS) as private, \
             nbgrader_log("autograde") as (logger, log):
-        course = Path(tmp)
-        (course / "source").mkdir()
-        (course / "source" / assignment).symlink_to(
-            (Path(job.template_dir) / "source" / assignment).resolve(), target_is_directory=True)
-        gradebook = Path(private) / "gradebook.db"
-        shutil.copyfile(Path(job.template_dir) / "gradebook.db", gradebook)
+        course, gradebook = Path(tmp), Path(private) / "gradebook.db"
+        course_from_template(course, job.template_dir, assignment, gradebook)
         write_notebook(nb, course / "submitted" / student / assignment / f"{assignment}.ipynb")
         config = load_config(course, db_path=gradebook, timeout=job.timeout, kernel_server=job.kernel_server,
                              restore_missing_cells=job.restore_missing_cells, hide=job.hide)

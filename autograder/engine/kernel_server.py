@@ -258,7 +258,7 @@ def serve(path: str) -> None:
     from autograder import SKIPPED_IMPORTS
 
     for module in SKIPPED_IMPORTS:  # a kernel imports them as any Python would (autograder/__init__.py)
-        if module in sys.modules and sys.modules[module] is None:
+        if sys.modules.get(module, "") is None:
             del sys.modules[module]
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)

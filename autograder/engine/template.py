@@ -8,6 +8,7 @@ release/, `check` compares release/ with them), and the test cells' points.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,15 @@ class Template:
 
 class GenerationError(RuntimeError):
     """nbgrader generate_assignment failed; the message holds its log."""
+
+
+def course_from_template(course: Path, template_dir: Path, assignment: str, gradebook: Path) -> None:
+    """Lay out a course folder of one job at `course`: source/<assignment> linked to the template's,
+    and `gradebook` a copy of the template's gradebook (grading, and making feedback pages later)."""
+    (Path(course) / "source").mkdir()
+    (Path(course) / "source" / assignment).symlink_to(
+        (Path(template_dir) / "source" / assignment).resolve(), target_is_directory=True)
+    shutil.copyfile(Path(template_dir) / "gradebook.db", gradebook)
 
 
 def new_gradebook(path: Path) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from autograder.authoring.readme import student_readme
 from autograder.course.layout import Course
-from autograder.course.settings import colab_url, course_settings
+from autograder.course.settings import course_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -15,7 +15,7 @@ def test_readme_has_an_open_in_colab_link_for_every_notebook():
     notebooks = sorted((ROOT / "release").glob("*/*.ipynb")) + sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert notebooks
     missing = [p.relative_to(ROOT).as_posix() for p in notebooks
-               if colab_url(p.relative_to(ROOT).as_posix(), ROOT) not in readme]
+               if course_settings(ROOT).colab_url(p.relative_to(ROOT).as_posix()) not in readme]
     assert not missing, (f"README.md lacks Colab links (from [tool.course]) for: {missing}; "
                          "run `python -m autograder configure`")
     assert f"pip install {course_settings(ROOT).wheel_url}" in readme

@@ -23,10 +23,10 @@ import nbformat
 import pytest
 
 from autograder.batch.grade import grade
-from autograder.classroom.feedback import page_for
 from autograder.course.notebooks import grade_id, read_notebook
 from autograder.course.settings import REPO_ROOT
 from autograder.engine import sandbox
+from tests.conftest import feedback_page
 
 pytestmark = pytest.mark.slow
 ASSIGNMENT = "00_fixture"
@@ -248,9 +248,8 @@ def attacked(released_course, tmp_path_factory):
             os.kill(pid, signal.SIGKILL)
 
 
-def feedback_page(out: Path, course, student: str) -> str:
-    """The page `python -m autograder feedback` makes from what grade kept."""
-    return page_for(out, course, student, ASSIGNMENT).read_text()
+def attacked_page(out: Path, course, student: str) -> str:
+    return feedback_page(out, course, student, ASSIGNMENT)
 
 
 def lines(out: Path, student: str) -> dict[str, str]:
@@ -290,7 +289,7 @@ def test_the_graders_environment_and_processes_are_out_of_reach(attacked, releas
     assert found["env-secret"] == "denied"  # not in os.environ, nor any /proc/*/environ it sees
     assert found["home-in-job"] == "ok"
     assert found["grader-processes"] == "0"  # its own PID namespace: no other grader process
-    assert SECRET not in feedback_page(out, released_course, "reaches_out")
+    assert SECRET not in attacked_page(out, released_course, "reaches_out")
 
 
 @needs_sandbox
@@ -316,7 +315,7 @@ def test_a_students_html_never_reaches_the_feedback_page_as_html(attacked, relea
     from bs4 import BeautifulSoup
 
     _, out, _ = attacked
-    page = feedback_page(out, released_course, "hostile_page")
+    page = attacked_page(out, released_course, "hostile_page")
     assert len(page) < 2 << 20  # a 3 MB print does not make a 3 MB page
     soup = BeautifulSoup(page, "html.parser")
     banned = ("script", "iframe", "object", "embed", "form", "input", "button", "link", "base", "svg")
@@ -335,4 +334,4 @@ def test_nbgraders_markers_in_a_students_cell_are_text_not_a_failure(attacked, r
     records, out, _ = attacked
     record = records["markers_in_markdown"]
     assert (record["status"], record["score"]) == ("graded", records["honest"]["score"]), record["reason"]
-    assert "my notes" in feedback_page(out, released_course, "markers_in_markdown")
+    assert "my notes" in attacked_page(out, released_course, "markers_in_markdown")

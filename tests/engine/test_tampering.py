@@ -17,9 +17,9 @@ import nbformat
 import pytest
 
 from autograder.batch.grade import grade
-from autograder.classroom.feedback import page_for
 from autograder.course.layout import Course
 from autograder.course.notebooks import grade_id, is_test, nbgrader, read_notebook
+from tests.conftest import feedback_page
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -255,7 +255,7 @@ def test_points_nbgrader_gave_to_an_attack_are_withdrawn(graded, student):
 def test_solving_numpy_by_other_means_is_reported_in_the_feedback(graded, student, exercise, words):
     records, out = graded
     assert words in records[student]["verification"][exercise]
-    feedback = page_for(out, Course(ROOT), student, ASSIGNMENT).read_text()  # as `feedback` makes it
+    feedback = feedback_page(out, Course(ROOT), student, ASSIGNMENT)
     assert "Checked outside your notebook" in feedback and words in feedback
 
 
@@ -263,7 +263,7 @@ def test_solving_numpy_by_other_means_is_reported_in_the_feedback(graded, studen
 def test_hidden_tests_and_answers_stay_out_of_the_feedback(graded, student):
     records, out = graded
     assert records[student]["score"] <= BASELINE
-    feedback = page_for(out, Course(ROOT), student, ASSIGNMENT).read_text()  # as `feedback` makes it
+    feedback = feedback_page(out, Course(ROOT), student, ASSIGNMENT)
     feedback = html.unescape(feedback)
     source = read_notebook(Course(ROOT).source_notebook(ASSIGNMENT))
     hidden_cells = [c.source for c in source.cells if is_test(c) and "BEGIN HIDDEN" in c.source]
