@@ -47,11 +47,11 @@ import nbformat
 import autograder as package
 from autograder.__main__ import main as autograder_main
 from autograder.classroom.gradescope import unpack
-from autograder.course import grading_folder
+from autograder.course import exercises, grading_folder
 from autograder.course.lateness import course_policy
 from autograder.course.layout import Course, CourseError
 from autograder.course.mutants import apply_mutant, parse_mutant
-from autograder.course.notebooks import read_notebook, test_points
+from autograder.course.notebooks import read_notebook
 from autograder.course.settings import REPO_ROOT
 from autograder.course.term import course_term
 
@@ -170,7 +170,7 @@ def canvas_download(course: Course, assignment: str, folder: Path) -> tuple[Path
     corrupt_member(download, corrupt)
     times.write_text(json.dumps(records, indent=1))
     gradebook, gradescope = folder / "gradebook.csv", folder / "gradescope_roster.csv"
-    points = sum(test_points(read_notebook(course.source_notebook(assignment))).values())
+    points = exercises.of_notebook(course.source_notebook(assignment)).max_score
     with open(gradebook, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *OTHER_COLUMNS,

@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.course import grading_folder, points
+from autograder.course import exercises, grading_folder
+from autograder.course.cell_code import defined_names, python_only, top_level_reads, used_names
 from autograder.course.grading_folder import probe_for
 from autograder.course.layout import Course
 from autograder.course.notebooks import grade_id, is_solution, is_test, read_notebook
 from autograder.course.settings import REPO_ROOT
-from autograder.engine import scan
-from autograder.engine.verify import exercises_by_cell, student_code
+from autograder.engine.verify import student_code
 from autograder.probes import Probe, judge, run_in_namespace
 
 COURSE = Course(REPO_ROOT)
@@ -40,7 +40,7 @@ class Assignment:
 def assignment(name: str) -> Assignment:
     source = read_notebook(COURSE.source_notebook(name))
     cells, _ = student_code(source, source)
-    solutions, _ = exercises_by_cell(source)
+    solutions = exercises.read(source).solutions()
     probe = probe_for(name, COURSE.root)
     assert probe is not None, f"grading/{name}/probe.py is missing"
     return Assignment(name, probe, tuple(cells), solutions)
@@ -53,7 +53,7 @@ def namespace(name: str, replace: dict[str, str] | None = None, *more: str) -> d
     for kind, text in assignment(name).cells:
         if kind.startswith("solution:") and replace and kind[9:] in replace:
             text = replace[kind[9:]]
-        exec(compile(scan._python_only(text), f"<{kind}>", "exec"), names)
+        exec(compile(python_only(text), f"<{kind}>", "exec"), names)
     for text in more:
         exec(compile(text, "<more>", "exec"), names)
     return names
@@ -99,15 +99,15 @@ def may_fail_with(name: str, replaces: str) -> set[str]:
 def may_fail_with_code(name: str, code: str) -> set[str]:
     """What a cell of `code` run over the solutions may fail: the exercises it defines again, those
     whose solution cells use a name it defines, and those whose solutions call them."""
-    defined = scan.defined_names(code)
+    defined = defined_names(code)
     uses = _uses(name)
     solutions = assignment(name).solutions
-    return _closure(name, {e for exercises in solutions.values() for e in exercises if e in defined}
+    return _closure(name, {e for names in solutions.values() for e in names if e in defined}
                     | {e for gid, used in uses.items() if used & defined for e in solutions.get(gid, ())})
 
 
 def _uses(name: str) -> dict[str, set[str]]:
-    return {kind[9:]: scan.used_names(text) for kind, text in assignment(name).cells if kind.startswith("solution:")}
+    return {kind[9:]: used_names(text) for kind, text in assignment(name).cells if kind.startswith("solution:")}
 
 
 def _closure(name: str, reached: set[str]) -> set[str]:
@@ -126,19 +126,19 @@ def notebook_tests(name: str, exercise: str) -> tuple[tuple[str, str], ...]:
     tests define, transitively): (label, source) in notebook order, to run over `namespace(...)`."""
     source = read_notebook(COURSE.source_notebook(name))
     cell = next(gid for gid, defined in assignment(name).solutions.items() if exercise in defined)
-    cells = points.exercises(source)  # solution cells' grade_ids: a test cell's owner is one of them
-    tests = [c for c in source.cells if is_test(c) and points.exercise_of(grade_id(c), cells) == cell]
+    mine = set(exercises.read(source).tests_of(cell))  # the points' rule: the tests named after it
+    tests = [c for c in source.cells if is_test(c) and grade_id(c) in mine]
     run = {text for _, text in assignment(name).cells}
     last = max(i for i, c in enumerate(source.cells) if any(c is t for t in tests)) if tests else -1
     spare = [c for c in source.cells[:last] if c.cell_type == "code" and not is_test(c) and not is_solution(c)
              and c.source not in run]  # read-only cells and the notebook's plain ones (data, demos) before them
-    needed, chosen = set().union(*(scan.top_level_reads(c.source) for c in tests)), set()
+    needed, chosen = set().union(*(top_level_reads(c.source) for c in tests)), set()
     while True:
-        more = {i for i, c in enumerate(spare) if i not in chosen and scan.defined_names(c.source) & needed}
+        more = {i for i, c in enumerate(spare) if i not in chosen and defined_names(c.source) & needed}
         if not more:
             break
         chosen |= more
-        needed |= set().union(*(scan.top_level_reads(spare[i].source) for i in more))
+        needed |= set().union(*(top_level_reads(spare[i].source) for i in more))
     order = {id(c): i for i, c in enumerate(source.cells)}
     cells = sorted([spare[i] for i in chosen] + tests, key=lambda c: order[id(c)])
     return tuple((grade_id(c) or "read-only", c.source) for c in cells)
@@ -147,7 +147,7 @@ def notebook_tests(name: str, exercise: str) -> tuple[tuple[str, str], ...]:
 def run_cells(names: dict, cells) -> None:
     """Run (label, source) cells over `names` as a kernel would, magics left out."""
     for label, text in cells:
-        exec(compile(scan._python_only(text), f"<{label}>", "exec"), names)
+        exec(compile(python_only(text), f"<{label}>", "exec"), names)
 
 
 def samples(name: str, kind: str) -> list:

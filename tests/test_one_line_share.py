@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from autograder.course import exercises
 from autograder.course.notebooks import read_notebook
-from autograder.course.points import exercise_points
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "source").glob("*/*.ipynb"))
@@ -34,7 +34,7 @@ def solution_lines(source: str) -> int:
 
 def one_line_share(nb) -> tuple[float, dict[str, float]]:
     """(the share of the points that one-line exercises carry, those exercises with their points)."""
-    points = exercise_points(nb)
+    points = exercises.read(nb).points()
     graded = {name: value for name, value in points.items() if not name.startswith("answer_")}
     lines = {cell.metadata["nbgrader"]["grade_id"]: solution_lines(cell.source) for cell in nb.cells
              if cell.cell_type == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("solution")}

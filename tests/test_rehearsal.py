@@ -18,15 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import notebooks
+from autograder.course import exercises
 from autograder.course.lateness import course_policy
 from autograder.course.settings import REPO_ROOT
 
 ASSIGNMENT = "03_custom_functions"
 SCRIPT = REPO_ROOT / "scripts" / "class_rehearsal.py"
 # Full marks from the notebook's metadata: exercises come and go.
-FULL = sum(notebooks.test_points(notebooks.read_notebook(
-    REPO_ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")).values())
+FULL = exercises.of_notebook(
+    REPO_ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").max_score
 
 
 @pytest.fixture(scope="module")

@@ -34,8 +34,9 @@ from pathlib import Path
 from autograder.authoring import leaks
 from autograder.batch.backends import add_backend_options, make_backend
 from autograder.batch.session import GradingSession
-from autograder.course import grading_folder, points
+from autograder.course import exercises, grading_folder, points
 from autograder.course.atomic import atomic_write
+from autograder.course.exercises import Exercises
 from autograder.course.layout import Course, add_assignment_options, selected
 from autograder.course.mutants import Mutant, MutantError, apply_mutant, parse_mutant
 from autograder.course.notebooks import (
@@ -46,7 +47,6 @@ from autograder.course.notebooks import (
 )
 from autograder.engine.job import GradeJob, GradeResult, default_jobs
 from autograder.engine.template import GenerationError, Template, build_template
-from autograder.engine.verify import exercises_by_cell
 from autograder.probes import ProbeError
 
 MIN_MUTANTS = 4
@@ -118,8 +118,9 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
     else:
         problems.append(f"gate 'release': {release_nb.relative_to(course.root)} is missing; "
                         "run `python -m autograder release`")
-    problems += grading_problems(course, assignment, source_nb)
-    problems += points_problems(source_nb, assignment)
+    model = template.assignments[assignment].exercises
+    problems += grading_problems(course, assignment, model)
+    problems += points_problems(source_nb, assignment, model)
     folder = grading_folder.folder(course.root, assignment) / "mutants"
     paths = grading_folder.files(course.root, assignment, "mutants")
     mutants = {}
@@ -147,25 +148,21 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
     return Plan(assignment, jobs, mutants, len(paths), problems, sizes)
 
 
-def points_problems(source_nb, assignment: str) -> list[str]:
+def points_problems(source_nb, assignment: str, model: Exercises | None = None) -> list[str]:
     """The 'points' gate: where the intro table or the summary disagree with the metadata, or cannot
     be read (a failed gate naming the row, never a traceback); the 'tests' gate: a test cell whose
-    name and place credit different exercises (autograder/course/points.py, misplaced_tests)."""
-    misplaced = [f"gate 'tests': {assignment}: {line}" for line in points.misplaced_tests(source_nb)]
+    name and place credit different exercises (autograder/course/exercises.py, `misplaced`).
+    model: the notebook's exercise model, when the caller has it."""
+    model = model or exercises.read(source_nb)
+    misplaced = [f"gate 'tests': {assignment}: {line}" for line in model.misplaced()]
     try:
         return misplaced + [f"gate 'points': {problem}"
-                            for problem in points.disagreements(source_nb, assignment)]
+                            for problem in points.disagreements(source_nb, assignment, model)]
     except ValueError as error:
         return misplaced + [f"gate 'points': {assignment}: {error}"]
 
 
-def notebook_exercises(source_nb) -> set[str]:
-    """The names the notebook's solution cells define (private helpers, _name, left out)."""
-    solutions, _ = exercises_by_cell(source_nb)
-    return {name for names in solutions.values() for name in names if not name.startswith("_")}
-
-
-def grading_problems(course: Course, assignment: str, source_nb) -> list[str]:
+def grading_problems(course: Course, assignment: str, model: Exercises) -> list[str]:
     """Gates 'grading folder', 'probe', 'mutant exercise' and 'variants': the grading folder knows
     every exercise of the notebook and nothing else (docs/design.md, "One exercise, one place")."""
     where = grading_folder.folder(course.root, assignment)
@@ -177,12 +174,12 @@ def grading_problems(course: Course, assignment: str, source_nb) -> list[str]:
         probed = set(grading_folder.load_probe(probe_file).exercises) if probe_file.is_file() else None
     except (ProbeError, ImportError, SyntaxError) as error:
         return [f"gate 'probe': {probe_file.relative_to(course.root)} does not load: {error}"]
-    exercises = notebook_exercises(source_nb)
+    names = model.names()
     if probed is None:
         return [f"gate 'probe': {probe_file.relative_to(course.root)} is missing; exercises "
-                f"{', '.join(sorted(exercises))} have no probe"]
-    problems = _probe_coverage(probe_file.relative_to(course.root), exercises, probed)
-    problems += _mutants_name_exercises(course, assignment, source_nb)
+                f"{', '.join(sorted(names))} have no probe"]
+    problems = _probe_coverage(probe_file.relative_to(course.root), names, probed)
+    problems += _mutants_name_exercises(course, assignment, model)
     problems += _samples_name_exercises(course, assignment, probed)
     return problems
 
@@ -195,8 +192,8 @@ def _probe_coverage(probe_file: Path, exercises: set[str], probed: set[str]) -> 
     return problems
 
 
-def _mutants_name_exercises(course: Course, assignment: str, source_nb) -> list[str]:
-    solutions, _ = exercises_by_cell(source_nb)
+def _mutants_name_exercises(course: Course, assignment: str, model: Exercises) -> list[str]:
+    solutions = model.solutions()
     problems = []
     for path in grading_folder.files(course.root, assignment, "mutants"):
         try:
@@ -272,7 +269,7 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
     info = template.assignments[plan.assignment]
     by_label = {r.label: r for r in results}
     failures = list(plan.problems) + list(extra_problems)
-    if not info.tests:
+    if not info.exercises.tests:
         failures.append("gate 'solution': the notebook has no test cell with points")
     solution = by_label.get("solution")
     if solution is not None:
@@ -323,7 +320,7 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
         solution_score=solution.score if solution and solution.status == "graded" else None,
         release_score=release.score if release and release.status == "graded" else None,
         mutants_caught=caught, mutants_total=plan.mutants_total,
-        seconds=round(sum(r.seconds for r in results), 1), tests=len(info.tests),
+        seconds=round(sum(r.seconds for r in results), 1), tests=len(info.exercises.tests),
         solution_seconds=solution.seconds if solution else None, failures=failures,
         runs=[{"label": r.label, "status": r.status, "score": r.score, "seconds": r.seconds,
                "reason": r.reason} for r in results])

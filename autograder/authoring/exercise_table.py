@@ -1,7 +1,7 @@
 """The exercise table of docs/design.md, generated from the source notebooks' nbgrader metadata.
 
 An exercise's name is the `grade_id` of its solution cell and its points are those of its test
-cells (autograder/course/points.py), so the table is written, never typed: `python -m autograder release`
+cells named after it (autograder/course/exercises.py), so the table is written, never typed: `python -m autograder release`
 rewrites the block between `<!-- begin exercises -->` and `<!-- end exercises -->` of
 docs/design.md, and a test fails when the committed table differs from the notebooks.
 """
@@ -11,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.authoring.readme import block_text, replace_block
+from autograder.course import exercises
 from autograder.course.layout import Course
-from autograder.course.notebooks import read_notebook
-from autograder.course.points import exercise_points
 
 DOC = Path("docs") / "design.md"
 BLOCK = "exercises"
@@ -24,7 +23,7 @@ def table(course: Course) -> str:
     """| assignment | exercises (points) | total |, a row per assignment of source/."""
     rows = ["| assignment | exercises (points) | points |", "| --- | --- | --- |"]
     for assignment in course.assignments():
-        points = exercise_points(read_notebook(course.source_notebook(assignment)))
+        points = exercises.of_notebook(course.source_notebook(assignment)).points()
         names = ", ".join(f"`{name}` ({value:g})" for name, value in points.items())
         rows.append(f"| `{assignment}` | {names} | {sum(points.values()):g} |")
     return "\n".join(rows)

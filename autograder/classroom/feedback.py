@@ -45,10 +45,10 @@ from pathlib import Path
 from autograder.classroom.lms_manifest import MANIFEST, LmsRecord, read_manifest
 from autograder.classroom.results import Result, read_results
 from autograder.classroom.roster import csv_text, fmt_score, roster_people
+from autograder.course import exercises
 from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError
-from autograder.course.notebooks import read_notebook
-from autograder.engine.feedback_html import cell_titles, finish_html, render, scrub_text
+from autograder.engine.feedback_html import finish_html, render, scrub_text
 from autograder.engine.job import default_jobs
 from autograder.engine.template import build_template
 
@@ -225,7 +225,7 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
     for r in results:
         by_student.setdefault(r.student_id, []).append(r)
     made, manifest, canvas = [], [], {}
-    titles = {a: cell_titles(read_notebook(course.source_notebook(a)))
+    titles = {a: exercises.of_notebook(course.source_notebook(a)).titles()
               for a in {r.assignment for r in results}}
     make_pages(grades_dir, course, results)
     with tempfile.TemporaryDirectory(prefix=".feedback-", dir=out) as tmp:

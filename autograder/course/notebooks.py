@@ -73,15 +73,6 @@ def is_test(cell: NotebookNode) -> bool:
     return bool(meta.get("grade")) and not meta.get("solution") and cell.cell_type == "code"
 
 
-def test_points(nb: NotebookNode) -> dict[str, float]:
-    """grade_id -> points of every autograded test cell, in notebook order."""
-    return {grade_id(c): float(nbgrader(c).get("points", 0)) for c in nb.cells if is_test(c)}
-
-
-def solution_ids(nb: NotebookNode) -> list[str]:
-    return [grade_id(c) for c in nb.cells if is_solution(c) and grade_id(c)]
-
-
 def cell_index(nb: NotebookNode, wanted: str) -> int:
     """Index of the cell whose grade_id is `wanted`; KeyError if there is none."""
     for index, cell in enumerate(nb.cells):

@@ -2,7 +2,8 @@
 
 An exercise is a solution cell's `grade_id`; its points are the sum of `nbgrader.points` over the
 test cells named `test_<exercise>` or `test_<exercise>_<anything>` (the longest exercise name
-wins, so `test_relu_training` belongs to `relu`, not to a shorter name).
+wins, so `test_relu_training` belongs to `relu`, not to a shorter name): the exercise model's
+name rule (autograder/course/exercises.py, `Exercises.points`).
 
 Two other places show points, and `disagreements` compares both with the metadata:
 
@@ -29,6 +30,8 @@ from typing import NamedTuple
 
 from nbformat import NotebookNode
 
+from autograder.course import exercises
+
 MISSING = None  # `stated` or `metadata` of an exercise that one side does not name
 
 
@@ -46,64 +49,6 @@ class Disagreement(NamedTuple):
             return "nothing" if value is None else f"{value:g}"
         return (f"{self.notebook}: {self.exercise}: the {self.where} says {show(self.stated)} points, "
                 f"the test cells' nbgrader metadata {show(self.metadata)}")
-
-
-def _nbgrader(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def exercises(nb: NotebookNode) -> list[str]:
-    """The grade_ids of the solution cells, in notebook order."""
-    return [_nbgrader(c)["grade_id"] for c in nb.cells
-            if _nbgrader(c).get("solution") and _nbgrader(c).get("grade_id")]
-
-
-def exercise_of(test_id: str, names: list[str]) -> str | None:
-    """The exercise a test cell's grade_id belongs to: the longest name with test_<name>[_...]."""
-    owners = [n for n in names if test_id == f"test_{n}" or test_id.startswith(f"test_{n}_")]
-    return max(owners, key=len) if owners else None
-
-
-def exercise_points(nb: NotebookNode) -> dict[str, float]:
-    """exercise -> sum of nbgrader.points of its test cells, in notebook order (0 for untested ones)."""
-    names = exercises(nb)
-    points = dict.fromkeys(names, 0.0)
-    for cell in nb.cells:
-        meta = _nbgrader(cell)
-        if meta.get("grade") and not meta.get("solution"):
-            owner = exercise_of(meta.get("grade_id", ""), names)
-            if owner is not None:
-                points[owner] += float(meta.get("points", 0))
-    return points
-
-
-def orphan_tests(nb: NotebookNode) -> list[str]:
-    """grade_ids of test cells that belong to no exercise (their points appear nowhere else)."""
-    names = exercises(nb)
-    return [_nbgrader(c)["grade_id"] for c in nb.cells
-            if _nbgrader(c).get("grade") and not _nbgrader(c).get("solution")
-            and exercise_of(_nbgrader(c).get("grade_id", ""), names) is None]
-
-
-def misplaced_tests(nb: NotebookNode) -> list[str]:
-    """One line per test cell whose name (the rule of the points: test_<exercise>[_...]) names
-    another solution cell than the nearest one above it (the rule of the trusted run, which runs
-    a test's exercise from the cell before it): the two would credit different exercises."""
-    names, above, found = exercises(nb), None, []
-    for cell in nb.cells:
-        meta = _nbgrader(cell)
-        if cell.get("cell_type") != "code" or not meta:
-            continue
-        if meta.get("solution"):
-            above = meta.get("grade_id")
-        elif meta.get("grade"):
-            test = meta.get("grade_id", "")
-            owner = exercise_of(test, names)
-            if owner is not None and owner != above:
-                found.append(f"{test} is {owner}'s test by its name but follows "
-                             + (f"the solution cell {above}" if above else "no solution cell")
-                             + f": rename it test_{above}_... or move it under {owner}")
-    return found
 
 
 _ROW = re.compile(r"^\s*\|(.*)\|\s*$")
@@ -188,10 +133,12 @@ def _compare(notebook: str, where: str, stated: dict[str, float], actual: dict[s
     return found
 
 
-def disagreements(nb: NotebookNode, notebook: str) -> list[Disagreement]:
+def disagreements(nb: NotebookNode, notebook: str,
+                  model: exercises.Exercises | None = None) -> list[Disagreement]:
     """Every exercise whose points in the intro table or the summary differ from the metadata."""
-    actual = exercise_points(nb)
-    found = [Disagreement(notebook, test_id, "test cells", MISSING, MISSING) for test_id in orphan_tests(nb)]
+    model = model or exercises.read(nb)
+    actual = model.points()
+    found = [Disagreement(notebook, test_id, "test cells", MISSING, MISSING) for test_id in model.orphans()]
     table = table_points(nb)
     if table is not None:
         found += _compare(notebook, "intro table", table, actual,

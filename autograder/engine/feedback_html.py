@@ -23,13 +23,13 @@ every file it writes; running it twice changes nothing). Whatever the student's 
 
 from __future__ import annotations
 
-import ast
 import html as html_text
 import re
 from pathlib import Path
 
+from autograder.course import exercises
 from autograder.course.atomic import atomic_write
-from autograder.course.notebooks import grade_id, is_solution, is_test, read_notebook
+from autograder.course.notebooks import read_notebook
 
 TEXT_LIMIT = 100_000  # characters of one text (a cell's source, an output) kept
 PAGE_LIMIT = 8 << 20  # bytes of a page past which embedded pictures are left out
@@ -64,40 +64,6 @@ _INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\s)([^$\n]+?)(?<!\s)\$(?!\$)")
 _INTERNAL = re.compile(r"__autograder\w*|\bcell-[0-9a-f]{6,}\b")
 # An absolute path (two components or more) that is not part of a URL: keep its last component.
 _PATH = re.compile(r"(?<![\w:/.~-])(?:/[^\s/\"'<>:()\[\],;]+){2,}/?")
-
-
-def docstring_title(source: str) -> str:
-    """The first line of the docstring a cell's code opens with; '' when there is none."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:  # a hidden region or IPython magic: read the first line instead
-        match = re.match(r'\s*[rRuU]?("""|\'\'\'|"|\')\s*(.+?)\s*(\1|$)', source)
-        return match.group(2).strip() if match else ""
-    doc = ast.get_docstring(tree) or ""
-    return doc.strip().splitlines()[0].strip() if doc.strip() else ""
-
-
-def _defined_name(source: str) -> str:
-    match = re.search(r"^\s*(?:def|class)\s+(\w+)", source, flags=re.M)
-    return match.group(1) if match else ""
-
-
-def cell_titles(source_nb) -> dict[str, str]:
-    """grade_id -> what a student reads for it: a test's docstring line, an answer's name."""
-    titles: dict[str, str] = {}
-    tests = answers = 0
-    for cell in source_nb.cells:
-        gid = grade_id(cell)
-        if not gid:
-            continue
-        if is_test(cell):
-            tests += 1
-            titles[gid] = docstring_title(cell.source) or f"Test {tests}"
-        elif is_solution(cell):
-            answers += 1
-            name = _defined_name(cell.source)
-            titles[gid] = f"Your answer: {name}" if name else f"Your answer {answers}"
-    return titles
 
 
 def scrub_text(text: str) -> str:
@@ -227,7 +193,7 @@ def _spaces_between_tags(fragment: str) -> str:
 def finish(html_path: Path, source_notebook: Path) -> None:
     """Rewrite one feedback file in place (see the module's docstring); idempotent."""
     html_path = Path(html_path)
-    titles = cell_titles(read_notebook(source_notebook))
+    titles = exercises.of_notebook(source_notebook).titles()
     html = html_path.read_text(encoding="utf-8")
     finished = finish_html(html, titles)
     if finished != html:
@@ -295,4 +261,4 @@ def render(template_dir: Path, assignment: str, student_id: str, autograded: Pat
                                    f"{error}\n{log.getvalue()[-2000:]}") from None
         made = course / "feedback" / student / assignment / f"{assignment}.html"
         atomic_write(html_path, finish_html(made.read_text(encoding="utf-8"),
-                                            cell_titles(read_notebook(source_notebook))))
+                                            exercises.of_notebook(source_notebook).titles()))

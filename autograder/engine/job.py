@@ -38,10 +38,10 @@ from nbformat import NotebookNode
 from sqlalchemy.exc import SAWarning
 from traitlets import Unicode
 
+from autograder.course import exercises
 from autograder.course.notebooks import (
     grade_id,
     read_notebook,
-    test_points,
     write_notebook,
 )
 from autograder.engine.drop_duplicate_cells import drop_duplicate_cells
@@ -184,9 +184,9 @@ def grade_submission(job: GradeJob) -> GradeResult:
     result = GradeResult(job.student_id, job.assignment, job.label, "error", 0.0, 0.0,
                          warnings=list(job.warnings))
     try:
-        source_nb = read_notebook(Path(job.template_dir) / "source" / job.assignment
-                                  / f"{job.assignment}.ipynb")
-        points = test_points(source_nb)
+        source_path = Path(job.template_dir) / "source" / job.assignment / f"{job.assignment}.ipynb"
+        source_nb = read_notebook(source_path)
+        points = exercises.of_notebook(source_path).test_points()
         result.max_score = sum(points.values())
         result.cells = {gid: {"score": 0.0, "max_score": p, "error": ""} for gid, p in points.items()}
         try:

@@ -13,19 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.course.notebooks import read_notebook, solution_ids, test_points
+from autograder.course import exercises
 from autograder.engine.nbgrader_setup import ensure_tools_on_path, load_config, nbgrader_log
 
 
 @dataclass(frozen=True)
 class AssignmentInfo:
     name: str
-    tests: dict[str, float]  # test grade_id -> points, in notebook order
-    solutions: tuple[str, ...]
+    exercises: exercises.Exercises  # its answers and tests (autograder/course/exercises.py)
 
     @property
     def max_score(self) -> float:
-        return sum(self.tests.values())
+        return self.exercises.max_score
 
 
 @dataclass(frozen=True)
@@ -96,8 +95,7 @@ def build_template(source_dir: Path, assignments: Sequence[str], dest: Path) -> 
         link = dest / "source" / assignment
         if not link.exists():
             link.symlink_to(Path(source_dir).resolve() / assignment, target_is_directory=True)
-        nb = read_notebook(link / f"{assignment}.ipynb")
-        infos[assignment] = AssignmentInfo(assignment, test_points(nb), tuple(solution_ids(nb)))
+        infos[assignment] = AssignmentInfo(assignment, exercises.of_notebook(link / f"{assignment}.ipynb"))
     new_gradebook(dest / "gradebook.db")
     config = load_config(dest)
     for assignment in assignments:

@@ -35,6 +35,8 @@ import nbformat
 import numpy as np
 from nbformat import NotebookNode
 
+from autograder.course import exercises
+from autograder.course.cell_code import defined_names, python_only, top_level_reads, used_names
 from autograder.course.grading_folder import probe_for
 from autograder.course.notebooks import grade_id, is_solution, is_test, nbgrader
 from autograder.engine import scan
@@ -70,31 +72,12 @@ def _definitions_only(source: str) -> bool:
     import ast
 
     try:
-        body = ast.parse(scan._python_only(source)).body
+        body = ast.parse(python_only(source)).body
     except SyntaxError:
         return False
     allowed = (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
     return bool(body) and all(isinstance(node, allowed) or (isinstance(node, ast.Expr) and isinstance(
         getattr(node, "value", None), ast.Constant)) for node in body)
-
-
-def exercises_by_cell(source_nb: NotebookNode) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """(solution grade_id -> the names it defines, test grade_id -> the exercises it belongs to).
-
-    A test cell belongs to the exercises of the nearest solution cell above it.
-    """
-    solutions: dict[str, list[str]] = {}
-    needs: dict[str, list[str]] = {}
-    current: list[str] = []
-    for cell in source_nb.cells:
-        if cell.cell_type != "code":
-            continue
-        if is_solution(cell):
-            current = sorted(scan.defined_names(cell.source))
-            solutions[grade_id(cell)] = current
-        elif is_test(cell):
-            needs[grade_id(cell)] = list(current)
-    return solutions, needs
 
 
 def student_code(submitted: NotebookNode, source_nb: NotebookNode) -> tuple[list[tuple[str, str]], list[str]]:
@@ -106,11 +89,11 @@ def student_code(submitted: NotebookNode, source_nb: NotebookNode) -> tuple[list
     cells: list[tuple[str, str]] = []
     if setup is not None:
         cells.append(("setup", setup.source))
-    reads = set().union(*(scan.top_level_reads(c.source) for c in source_nb.cells if is_solution(c)))
+    reads = set().union(*(top_level_reads(c.source) for c in source_nb.cells if is_solution(c)))
     for cell in source_nb.cells:  # earlier notebooks' code, and data the answers are computed from
         if (cell is not setup and cell.cell_type == "code" and nbgrader(cell).get("locked")
                 and not is_test(cell)
-                and (_definitions_only(cell.source) or scan.defined_names(cell.source) & reads)):
+                and (_definitions_only(cell.source) or defined_names(cell.source) & reads)):
             cells.append(("given", cell.source))
     for cell in submitted.cells:
         if cell.cell_type != "code":
@@ -131,7 +114,7 @@ def scan_failures(cells: list[tuple[str, str]], solutions: dict[str, list[str]],
     """(exercise -> why its code fails the scan, every finding as text)."""
     failures: dict[str, str] = {}
     notes: list[str] = []
-    uses = {kind: scan.used_names(text) for kind, text in cells if kind.startswith("solution:")}
+    uses = {kind: used_names(text) for kind, text in cells if kind.startswith("solution:")}
     modules = set().union(*(scan.imported_names(text) for _, text in cells))
     checks = set().union(*(scan.check_names(text) for kind, text in cells if kind in ("setup", "given")))
     for kind, text in cells:
@@ -142,8 +125,8 @@ def scan_failures(cells: list[tuple[str, str]], solutions: dict[str, list[str]],
         where = "a cell you added" if kind == "added" else f"the cell of {', '.join(solutions.get(kind[9:], []))}"
         notes.append(f"{where}: " + "; ".join(found))
         if kind == "added":  # the exercises it defines, and those whose cells use what it defines
-            defined = scan.defined_names(text)
-            hit = [ex for exercises in solutions.values() for ex in exercises if ex in defined]
+            defined = defined_names(text)
+            hit = [ex for names in solutions.values() for ex in names if ex in defined]
             hit += [ex for sol, used in uses.items() if used & defined for ex in solutions.get(sol[9:], [])]
         else:
             hit = solutions.get(kind[9:], [])
@@ -189,7 +172,8 @@ def prepare(assignment: str, student_id: str, submitted: NotebookNode, source_nb
     if probe is None:
         return None
     started = time.perf_counter()
-    solutions, needs = exercises_by_cell(source_nb)
+    model = exercises.read(source_nb)
+    solutions, needs = model.solutions(), model.needs()
     cells, _ = student_code(submitted, source_nb)
     scan_failed, notes = scan_failures(cells, solutions, probe.forbidden)
     inputs = probe.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))

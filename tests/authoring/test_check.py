@@ -11,7 +11,7 @@ import pytest
 from autograder.__main__ import main
 from autograder.authoring.check import MIN_MUTANTS, REPORT_KEYS, grading_problems, plan_assignment
 from autograder.authoring.student_release import release
-from autograder.course import grading_folder
+from autograder.course import exercises, grading_folder
 from autograder.course.notebooks import grade_id, read_notebook
 from autograder.engine import cgroups, sandbox
 from autograder.engine.template import build_template
@@ -121,7 +121,7 @@ def test_a_solution_that_fails_its_own_tests_fails_the_solution_gate(fixture_cou
 
 def gates(course) -> list[str]:
     source_nb = read_notebook(course.source_notebook("00_fixture"))
-    return grading_problems(course, "00_fixture", source_nb)
+    return grading_problems(course, "00_fixture", exercises.read(source_nb))
 
 
 def test_the_fixture_grading_folder_passes_its_gates(fixture_course):

@@ -21,7 +21,7 @@ from autograder.classroom.feedback import canvas_name, make_pages
 from autograder.classroom.lms_manifest import LmsRecord, manifest_text
 from autograder.classroom.results import read_results
 from autograder.course.notebooks import grade_id, read_notebook
-from autograder.engine.feedback_html import docstring_title, finish, scrub_text
+from autograder.engine.feedback_html import finish, scrub_text
 
 A = "00_fixture"
 PYPROJECT = f"""
@@ -45,17 +45,6 @@ late_penalty_cap = 0.5
 ])
 def test_scrub_text_drops_machine_paths_and_internal_keys_only(text, expected):
     assert scrub_text(text) == expected
-
-
-@pytest.mark.parametrize("source, title", [
-    ('"""scale multiplies every element by the factor."""\ncheck(1)', "scale multiplies every element by the factor."),
-    ('"""Hidden: on 2-D arrays.\n\nMore words."""\n### BEGIN HIDDEN TESTS\nx = 1\n### END HIDDEN TESTS',
-     "Hidden: on 2-D arrays."),
-    ('"""timing is synchronized."""\n%timeit f()', "timing is synchronized."),  # IPython magic
-    ("check(1)", ""),
-])
-def test_a_test_cell_is_named_by_its_docstring_first_line(source, title):
-    assert docstring_title(source) == title
 
 
 @pytest.fixture(scope="module")

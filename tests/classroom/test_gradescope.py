@@ -19,12 +19,11 @@ from autograder.classroom.gradescope import SCRIPTS, build_zip, unpack
 from autograder.classroom.gradescope.results import (
     SubmissionProblem,
     find_notebook,
-    graded_cells,
     problem_results,
     results_from,
     validate,
 )
-from autograder.course import notebooks
+from autograder.course import exercises
 from autograder.course.grading_folder import probe_for
 from autograder.course.layout import Course
 from autograder.course.notebooks import read_notebook
@@ -34,13 +33,13 @@ from autograder.engine import sandbox
 ASSIGNMENT = "03_custom_functions"  # small, with a probe: the trusted run takes part
 COURSE = Course(REPO_ROOT)
 SOURCE_NB = read_notebook(COURSE.source_notebook(ASSIGNMENT))
-FULL_MARKS = sum(notebooks.test_points(SOURCE_NB).values())  # from the metadata: exercises come and go
+FULL_MARKS = exercises.read(SOURCE_NB).max_score  # from the metadata: exercises come and go
 ALL_PASSED = dict.fromkeys(probe_for(ASSIGNMENT, REPO_ROOT).exercises, "passed")
 
 
 def _record(**changes) -> dict:
     """A grades.json record of a full-marks submission of ASSIGNMENT, changed as asked."""
-    points = notebooks.test_points(SOURCE_NB)
+    points = exercises.read(SOURCE_NB).test_points()
     record = {"student_id": "gradescope", "assignment": ASSIGNMENT, "status": "graded",
               "score": sum(points.values()), "max_score": sum(points.values()), "reason": "",
               "warnings": [], "cells": {g: {"score": p, "max_score": p, "error": ""}
@@ -55,7 +54,7 @@ def _record(**changes) -> dict:
 def test_every_test_cell_is_one_entry_named_by_its_docstring_hidden_ones_after_published():
     results = results_from(_record(), SOURCE_NB)
     scored = [t for t in results["tests"] if "max_score" in t]
-    assert len(scored) == len(notebooks.test_points(SOURCE_NB))
+    assert len(scored) == len(exercises.read(SOURCE_NB).tests)
     by_name = {t["name"]: t for t in scored}
     hidden = [t for t in scored if t["visibility"] == "after_published"]
     assert hidden and all(t["name"].startswith("Hidden:") for t in hidden)
@@ -115,8 +114,8 @@ def test_test_cells_fall_back_to_the_grade_id_without_a_docstring():
     nb = read_notebook(COURSE.source_notebook(ASSIGNMENT))
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_ReLU")
     cell.source = "assert True\n"
-    names = {gid: name for gid, name, _ in graded_cells(nb)}
-    assert names["test_ReLU"] == "test_ReLU"
+    names = [test["name"] for test in problem_results("not graded", nb, ASSIGNMENT)["tests"]]
+    assert "test_ReLU" in names and len(names) == len(exercises.read(nb).tests)
 
 
 # -- which notebook -----------------------------------------------------------------------------
@@ -292,6 +291,6 @@ def test_run_autograder_gives_the_release_zero_whatever_a_kernel_planted(autogra
     results = _run_autograder(autograder_zip, tmp_path, submission, f"{ASSIGNMENT}.ipynb")
     assert results["score"] == 0 and results["output"] != "planted"
     scored = [t for t in results["tests"] if "max_score" in t]
-    assert len(scored) == len(notebooks.test_points(SOURCE_NB))
+    assert len(scored) == len(exercises.read(SOURCE_NB).tests)
     assert all(t["score"] == 0 and t["output"] for t in scored)
     assert any("NotImplementedError" in t["output"] for t in scored)

@@ -9,11 +9,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from autograder.course import exercises
 from autograder.course.points import (
     Disagreement,
     disagreements,
-    exercise_points,
-    misplaced_tests,
     summary_points,
     table_points,
 )
@@ -61,7 +60,7 @@ SUMMARY = 'summary({"relu": 3, "relu in training": 1, "answer_a": 1, "answer_b":
 
 def test_points_come_from_the_test_cells_of_each_exercise():
     nb = _tiny(TABLE, SUMMARY)
-    assert exercise_points(nb) == {"relu": 4.0, "answer_a": 1.0, "answer_b": 1.0}
+    assert exercises.read(nb).points() == {"relu": 4.0, "answer_a": 1.0, "answer_b": 1.0}
     assert disagreements(nb, "tiny") == []
 
 
@@ -90,27 +89,6 @@ def test_missing_and_unknown_exercises_are_named():
         Disagreement("tiny", "answer_c", "summary", 1.0, None),
         Disagreement("tiny", "answer_b", "summary", None, 1.0),
     }
-
-
-@pytest.mark.parametrize("path", SOURCES, ids=[p.stem for p in SOURCES])
-def test_every_test_cell_follows_the_solution_its_name_credits(path):
-    assert misplaced_tests(_read(path)) == []
-
-
-def test_a_test_cell_placed_under_another_solution_than_its_name_is_named():
-    """The points credit a test by its name, the trusted run by its place (03's test_ReLU_training sat under
-    `relu` and credited ReLU)."""
-    nb = new_notebook(cells=[
-        _cell("class ReLU: ...", grade_id="ReLU", solution=True, grade=False),
-        _cell("check(ReLU)", grade_id="test_ReLU", grade=True, solution=False, points=1),
-        _cell("def relu(x): ...", grade_id="relu", solution=True, grade=False),
-        _cell("check(relu)", grade_id="test_relu", grade=True, solution=False, points=1),
-        _cell("train(relu)", grade_id="test_ReLU_training", grade=True, solution=False, points=1),
-    ])
-    (line,) = misplaced_tests(nb)
-    assert line.startswith("test_ReLU_training is ReLU's test by its name but follows the solution cell relu")
-    nb.cells[-1].metadata["nbgrader"]["grade_id"] = "test_relu_training"
-    assert misplaced_tests(nb) == []
 
 
 def test_a_test_cell_of_no_exercise_is_named():
@@ -164,7 +142,7 @@ def test_release_writes_the_exercise_table_from_the_metadata(tmp_path):
     assert exercise_table.stale(course)
     assert exercise_table.update(course) == [str(exercise_table.DOC)]
     nb = _read(course.source_notebook("00_fixture"))
-    points = exercise_points(nb)
+    points = exercises.read(nb).points()
     text = doc.read_text()
     assert text.endswith("after\n") and not exercise_table.stale(course)
     for name, value in points.items():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder.batch.grade import grade
-from autograder.course import notebooks
+from autograder.course import exercises
 from autograder.course.layout import Course
 from autograder.course.notebooks import (
     grade_id,
@@ -35,7 +35,7 @@ def crashed_late(assignment: str):
     nb = read_notebook(Course(ROOT).source_notebook(assignment))
     last = max(i for i, c in enumerate(nb.cells) if is_solution(c))
     nb.cells[last].source += CRASH
-    points = notebooks.test_points(nb)
+    points = exercises.read(nb).test_points()
     kept = sum(points[grade_id(c)] for c in nb.cells[:last] if is_test(c) and grade_id(c) in points)
     return nb, kept, grade_id(nb.cells[last])
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.course import exercises
 from autograder.course.layout import Course
 from autograder.course.notebooks import read_notebook
 from autograder.engine import scan, verify
@@ -146,7 +147,7 @@ def test_a_right_answer_in_another_style_loses_nothing(assignment, exercise):
     for cell in submitted.cells:
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == exercise:
             cell.source = RIGHT[assignment, exercise]
-    solutions, _ = verify.exercises_by_cell(source)
+    solutions = exercises.read(source).solutions()
     cells, _ = verify.student_code(submitted, source)
     failures, notes = verify.scan_failures(cells, solutions, ("torch", "helpers") if assignment == "01_numpy_mlp" else ())
     assert failures == {} and notes == [], (failures, notes)
@@ -159,7 +160,7 @@ def test_tampering_in_a_solution_cell_fails_its_exercise():
     for cell in submitted.cells:
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "TwoLayerNet":
             cell.source += "\nsetattr(torch.testing, 'assert_close', lambda *a, **k: None)\n"
-    solutions, _ = verify.exercises_by_cell(source)
+    solutions = exercises.read(source).solutions()
     cells, _ = verify.student_code(submitted, source)
     failures, _ = verify.scan_failures(cells, solutions, ())
     assert set(failures) == {"TwoLayerNet"} and "setattr(torch.testing" in failures["TwoLayerNet"]

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autograder.course import exercises
 from autograder.course.grading_folder import probe_for
 from autograder.course.layout import Course
-from autograder.course.notebooks import grade_id, is_solution, read_notebook
+from autograder.course.notebooks import grade_id, read_notebook
 from autograder.engine import scan, verify
 from autograder.probes import (
     Exercise,
@@ -80,8 +81,7 @@ def test_every_exercise_of_every_assignment_has_a_probe(assignment):
     probe = probe_for(assignment, course.root)
     assert probe is not None, f"grading/{assignment}/probe.py is missing"
     source = read_notebook(course.source_notebook(assignment))
-    names = {n for c in source.cells if is_solution(c) for n in scan.defined_names(c.source)}
-    names = {n for n in names if not n.startswith("_")}
+    names = exercises.read(source).names()
     assert names <= set(probe.exercises), (assignment, names - set(probe.exercises))
 
 

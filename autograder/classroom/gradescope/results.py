@@ -19,7 +19,6 @@ reason; a fault of the grader itself raises, and Gradescope shows the instructor
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import re
@@ -32,16 +31,10 @@ from pathlib import Path
 
 import jsonschema
 
+from autograder.course import exercises
 from autograder.course.layout import Course
-from autograder.course.notebooks import (
-    HIDDEN_DELIMITERS,
-    grade_id,
-    is_test,
-    read_notebook,
-    test_points,
-)
+from autograder.course.notebooks import read_notebook
 from autograder.course.submitted import assignment_of
-from autograder.engine.verify import exercises_by_cell
 
 ROOT_ENV = "AUTOGRADER_GRADESCOPE_ROOT"
 DEFAULT_ROOT = Path("/autograder")
@@ -135,29 +128,15 @@ def run_grade(course_root: Path, submitted: Path, out: Path, assignment: str) ->
     return records[0]
 
 
-def graded_cells(source_nb) -> list[tuple[str, str, bool]]:
-    """(grade_id, name, hidden) of every test cell, in notebook order; the name is the first
-    line of the cell's docstring (its grade_id when it has none)."""
-    cells = []
-    for cell in source_nb.cells:
-        if not is_test(cell):
-            continue
-        try:
-            doc = ast.get_docstring(ast.parse(cell.source)) or ""
-        except SyntaxError:
-            doc = ""
-        name = doc.strip().splitlines()[0].strip() if doc.strip() else grade_id(cell)
-        cells.append((grade_id(cell), name, HIDDEN_DELIMITERS[0] in cell.source))
-    return cells
-
-
 def results_from(record: dict, source_nb, seconds: float = 0.0) -> dict:
     """Gradescope's results.json from one grades.json record and the assignment's source notebook."""
     graded = record["status"] == "graded"
     verification = record.get("verification") or {}
-    needs = exercises_by_cell(source_nb)[1]
+    model = exercises.read(source_nb)
+    needs = model.needs()
     tests = []
-    for gid, name, hidden in graded_cells(source_nb):
+    for gid, test in model.tests.items():
+        name, hidden = test.title or gid, test.hidden
         cell = record.get("cells", {}).get(gid, {})
         score, max_score = float(cell.get("score", 0.0)), float(cell.get("max_score", 0.0))
         if not graded:
@@ -205,7 +184,7 @@ def feedback(record: dict, tests: list[dict]) -> str:
 
 def problem_results(problem: str, source_nb, assignment: str) -> dict:
     """results.json for a submission that could not be graded: every test 0, the reason."""
-    points = test_points(source_nb)
+    points = exercises.read(source_nb).test_points()
     record = {"assignment": assignment, "status": "error", "score": 0.0,
               "max_score": sum(points.values()), "reason": problem, "warnings": [],
               "cells": {gid: {"score": 0.0, "max_score": p} for gid, p in points.items()}}
