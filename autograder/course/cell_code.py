@@ -10,11 +10,18 @@ from __future__ import annotations
 import ast
 
 
+def parse(source: str) -> ast.Module | None:
+    """The cell's syntax tree as the kernel reads it (magics as calls); None when it does not parse."""
+    try:
+        return ast.parse(python_only(source))
+    except SyntaxError:
+        return None
+
+
 def defined_names(source: str) -> set[str]:
     """Top-level names a cell defines (def, class, assignment, import)."""
-    try:
-        tree = ast.parse(python_only(source))
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return set()
     names = set()
     for node in tree.body:
@@ -25,24 +32,35 @@ def defined_names(source: str) -> set[str]:
             for target in targets:
                 names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+            names |= _bound_by_import(node)
     return names
+
+
+def _bound_by_import(node: ast.Import | ast.ImportFrom) -> set[str]:
+    return {(a.asname or a.name).split(".")[0] for a in node.names}
+
+
+def imported_names(source: str) -> set[str]:
+    """Names a cell binds by importing (`np` for `import numpy as np`, `nn` for `from torch import nn`)."""
+    tree = parse(source)
+    if tree is None:
+        return set()
+    return {name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+            for name in _bound_by_import(node)}
 
 
 def used_names(source: str) -> set[str]:
     """Every plain name a cell reads."""
-    try:
-        tree = ast.parse(python_only(source))
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return set()
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
 def top_level_reads(source: str) -> set[str]:
     """Names a cell reads when it runs: not those read only inside the functions and classes it defines."""
-    try:
-        tree = ast.parse(python_only(source))
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return set()
     names, stack = set(), list(tree.body)
     while stack:

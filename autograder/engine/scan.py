@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from autograder.course.cell_code import python_only
+from autograder.course.cell_code import imported_names, parse
 
 # Named at all (imported, read, written): the reference answers and the ways around an import.
 ALWAYS = ("helpers.reference", "importlib", "ctypes", "sys.modules", "builtins", "__builtins__")
@@ -62,24 +62,10 @@ def _mentions(name: str, forbidden: str) -> bool:
     return name == forbidden or name.startswith(forbidden + ".")
 
 
-def imported_names(source: str) -> set[str]:
-    """Names a cell binds by importing (`np` for `import numpy as np`, `nn` for `from torch import nn`)."""
-    try:
-        tree = ast.parse(python_only(source))
-    except SyntaxError:
-        return set()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return names
-
-
 def check_names(source: str) -> set[str]:
     """The checks a cell imports: `check_*` names bound by `from helpers.checks import ...`."""
-    try:
-        tree = ast.parse(python_only(source))
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return set()
     return {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
             and _mentions(node.module or "", CHECKS) for a in node.names
@@ -108,9 +94,8 @@ def findings(source: str, forbidden: Iterable[str] = (), modules: Iterable[str] 
     cell's own imports; checks: the other cells' check names (`check_names`).
     """
     names = (*ALWAYS, *forbidden)
-    try:
-        tree = ast.parse(python_only(source))
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return []  # it cannot run either; nbgrader's tests report it
     imported = {*modules, *imported_names(source), "builtins", "__builtins__"}
     checks = {*checks, *check_names(source)}

@@ -36,7 +36,13 @@ import numpy as np
 from nbformat import NotebookNode
 
 from autograder.course import exercises
-from autograder.course.cell_code import defined_names, python_only, top_level_reads, used_names
+from autograder.course.cell_code import (
+    defined_names,
+    imported_names,
+    parse,
+    top_level_reads,
+    used_names,
+)
 from autograder.course.grading_folder import probe_for
 from autograder.course.notebooks import grade_id, is_solution, is_test, nbgrader
 from autograder.engine import scan
@@ -71,10 +77,10 @@ def _definitions_only(source: str) -> bool:
     """A read-only cell that only defines things (earlier notebooks' code), not a demo that runs."""
     import ast
 
-    try:
-        body = ast.parse(python_only(source)).body
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return False
+    body = tree.body
     allowed = (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
     return bool(body) and all(isinstance(node, allowed) or (isinstance(node, ast.Expr) and isinstance(
         getattr(node, "value", None), ast.Constant)) for node in body)
@@ -115,7 +121,7 @@ def scan_failures(cells: list[tuple[str, str]], solutions: dict[str, list[str]],
     failures: dict[str, str] = {}
     notes: list[str] = []
     uses = {kind: used_names(text) for kind, text in cells if kind.startswith("solution:")}
-    modules = set().union(*(scan.imported_names(text) for _, text in cells))
+    modules = set().union(*(imported_names(text) for _, text in cells))
     checks = set().union(*(scan.check_names(text) for kind, text in cells if kind in ("setup", "given")))
     for kind, text in cells:
         found = (scan.findings(text, forbidden, modules, checks)
