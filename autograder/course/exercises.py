@@ -68,8 +68,15 @@ class Test:
 class Exercises:
     """An assignment's answers and tests, in notebook order."""
 
-    answers: Mapping[str, Answer]
+    answers: Mapping[str, Answer]  # read-only views: one model is shared by its readers
     tests: Mapping[str, Test]
+
+    @classmethod
+    def of(cls, answers: dict[str, Answer], tests: dict[str, Test]) -> Exercises:
+        return cls(MappingProxyType(dict(answers)), MappingProxyType(dict(tests)))
+
+    def __reduce__(self):  # a read-only view does not pickle; a template travels to worker processes
+        return Exercises.of, (dict(self.answers), dict(self.tests))
 
     @property
     def max_score(self) -> float:
@@ -164,7 +171,7 @@ def read(nb: NotebookNode) -> Exercises:
             gid = grade_id(cell)
             tests[gid] = Test(gid, float(nbgrader(cell).get("points", 0)), docstring_title(cell.source),
                               HIDDEN_DELIMITERS[0] in cell.source, named_after(gid, answers), above)
-    return Exercises(MappingProxyType(answers), MappingProxyType(tests))
+    return Exercises.of(answers, tests)
 
 
 def of_notebook(path: Path) -> Exercises:

@@ -4,6 +4,7 @@ the name rule and the place rule side by side, and the gate that fails when they
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 import nbformat
@@ -98,6 +99,14 @@ def test_every_source_notebook_credits_each_test_to_one_answer_by_both_rules(pat
     model = exercises.of_notebook(path)
     assert model.misplaced() == [] and model.orphans() == []
     assert model.answers and model.tests and model.max_score > 0
+
+
+def test_a_model_travels_to_another_process_and_stays_read_only():
+    model = exercises.of_notebook(SOURCES[0])
+    copy = pickle.loads(pickle.dumps(model))
+    assert copy == model and copy.points() == model.points()
+    with pytest.raises(TypeError):
+        copy.tests["test_x"] = None  # shared by every reader: nobody changes it
 
 
 def test_a_notebook_is_read_again_once_it_changes(tmp_path):
