@@ -101,8 +101,8 @@ class Exercises:
     def misplaced(self) -> list[str]:
         """One line per test whose name credits another answer than the one above it."""
         return [f"{gid} is {t.named}'s test by its name but follows "
-                + (f"the solution cell {t.follows}" if t.follows else "no solution cell")
-                + f": rename it test_{t.follows}_... or move it under {t.named}"
+                + (f"the solution cell {t.follows}: rename it test_{t.follows}_... or move it under {t.named}"
+                   if t.follows else f"no solution cell: move it under {t.named}")
                 for gid, t in self.tests.items() if t.named is not None and t.named != t.follows]
 
     def solutions(self) -> dict[str, list[str]]:

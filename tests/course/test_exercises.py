@@ -82,6 +82,12 @@ def test_a_test_placed_under_another_answer_than_its_name_is_named():
     assert exercises.read(nb).misplaced() == []
 
 
+def test_a_test_above_every_answer_is_told_where_to_go():
+    nb = new_notebook(cells=[_test("check(f)", "test_f"), _answer("def f(): ...", "f")])
+    assert exercises.read(nb).misplaced() == ["test_f is f's test by its name but follows no solution cell: "
+                                              "move it under f"]
+
+
 def test_checks_tests_gate_fails_when_the_two_rules_disagree():
     (problem,) = [p for p in points_problems(_misplaced_notebook(), "tiny") if p.startswith("gate 'tests'")]
     assert "test_ReLU_training" in problem
