@@ -135,7 +135,9 @@ def test_08_the_probe_sleeps_little(seed, tmp_path):
 
 def _as_before_torch_2_9(monkeypatch, benchmark):
     """torch < 2.9 on a machine without CUDA: benchmark.timer is the real clock, bound at import, and
-    so is benchmark.Timer's default timer=."""
+    so is benchmark.Timer's default timer=. On a GPU machine CUDA is hidden too: that real clock does not
+    wait for the GPU, and an answer timed by it there is rightly failed."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     bound = benchmark.timer
     monkeypatch.setattr(benchmark, "timer", timeit.default_timer)
     monkeypatch.setattr(benchmark.Timer.__init__, "__defaults__", tuple(
@@ -214,12 +216,21 @@ def test_08_on_a_gpu_matmul_tflops_must_synchronize():
     assert "Synchronize" in message
 
 
-def test_08_on_a_gpu_autocast_forward_must_give_float16():
+def test_08_on_a_gpu_autocast_forward_must_give_the_dtype_asked_for():
+    """The CUDA branch, on records as a GPU grader makes them: float16 and bfloat16 asked for in turn, so
+    autocast without dtype= (float16 on CUDA) fails on bfloat16, and an answer that never reached CUDA fails."""
     want = dict(expected("08_gpu_batch_timing", 0)["autocast_forward"], gpu=np.asarray(True))
     got = {"dtype": want["dtype"], "out": want["out"], "weights": np.asarray(["torch.float32"] * 4),
            "weights_kept": np.asarray(True), "autocast_after": np.asarray(False)}
-    assert _judge("autocast_forward")(dict(got, cuda_dtype=np.asarray("torch.float16")), want) is None
-    assert "expected torch.float16" in _judge("autocast_forward")(dict(got, cuda_dtype=np.asarray("torch.float32")), want)
+    right = np.asarray([["torch.float16", "torch.float16"], ["torch.bfloat16", "torch.bfloat16"]])
+    assert _judge("autocast_forward")(dict(got, cuda_dtypes=right), want) is None
+    assert _judge("autocast_forward")(dict(got, cuda_dtypes=right[:1]), want) is None  # a GPU without bfloat16
+    default = np.asarray([["torch.float16", "torch.float16"], ["torch.bfloat16", "torch.float16"]])
+    message = _judge("autocast_forward")(dict(got, cuda_dtypes=default), want)
+    assert "with torch.bfloat16 returned torch.float16" in message and "device.type" in message
+    float32 = np.asarray([["torch.float16", "torch.float32"], ["torch.bfloat16", "torch.float32"]])
+    assert "expected torch.float16" in _judge("autocast_forward")(dict(got, cuda_dtypes=float32), want)
+    assert "returned nothing" in _judge("autocast_forward")(got, want)
 
 
 def test_08_mixed_tf32_apis_are_named_not_raised(tmp_path):
