@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from autograder.course import exercises, grading_folder
-from autograder.course.cell_code import defined_names, python_only, top_level_reads, used_names
+from autograder.course.cell_code import python_only, used_names
 from autograder.course.grading_folder import probe_for
 from autograder.course.layout import Course
-from autograder.course.notebooks import grade_id, is_solution, is_test, read_notebook
+from autograder.course.notebooks import read_notebook
 from autograder.course.settings import REPO_ROOT
 from autograder.engine.verify import student_code
 from autograder.probes import Probe, judge, run_in_namespace
@@ -96,16 +96,6 @@ def may_fail_with(name: str, replaces: str) -> set[str]:
     return _closure(name, exercises_of_mutant(name, replaces))
 
 
-def may_fail_with_code(name: str, code: str) -> set[str]:
-    """What a cell of `code` run over the solutions may fail: the exercises it defines again, those
-    whose solution cells use a name it defines, and those whose solutions call them."""
-    defined = defined_names(code)
-    uses = _uses(name)
-    solutions = assignment(name).solutions
-    return _closure(name, {e for names in solutions.values() for e in names if e in defined}
-                    | {e for gid, used in uses.items() if used & defined for e in solutions.get(gid, ())})
-
-
 def _uses(name: str) -> dict[str, set[str]]:
     return {kind[9:]: used_names(text) for kind, text in assignment(name).cells if kind.startswith("solution:")}
 
@@ -117,37 +107,6 @@ def _closure(name: str, reached: set[str]) -> set[str]:
         if more <= reached:
             return reached
         reached |= more
-
-
-@functools.cache
-def notebook_tests(name: str, exercise: str) -> tuple[tuple[str, str], ...]:
-    """The source notebook's test cells of the solution cell defining `exercise` (hidden tests included;
-    the points' rule of which test is whose), preceded by the read-only cells they need that the trusted run leaves out (tools the
-    tests define, transitively): (label, source) in notebook order, to run over `namespace(...)`."""
-    source = read_notebook(COURSE.source_notebook(name))
-    cell = next(gid for gid, defined in assignment(name).solutions.items() if exercise in defined)
-    mine = set(exercises.read(source).tests_of(cell))  # the points' rule: the tests named after it
-    tests = [c for c in source.cells if is_test(c) and grade_id(c) in mine]
-    run = {text for _, text in assignment(name).cells}
-    last = max(i for i, c in enumerate(source.cells) if any(c is t for t in tests)) if tests else -1
-    spare = [c for c in source.cells[:last] if c.cell_type == "code" and not is_test(c) and not is_solution(c)
-             and c.source not in run]  # read-only cells and the notebook's plain ones (data, demos) before them
-    needed, chosen = set().union(*(top_level_reads(c.source) for c in tests)), set()
-    while True:
-        more = {i for i, c in enumerate(spare) if i not in chosen and defined_names(c.source) & needed}
-        if not more:
-            break
-        chosen |= more
-        needed |= set().union(*(top_level_reads(spare[i].source) for i in more))
-    order = {id(c): i for i, c in enumerate(source.cells)}
-    cells = sorted([spare[i] for i in chosen] + tests, key=lambda c: order[id(c)])
-    return tuple((grade_id(c) or "read-only", c.source) for c in cells)
-
-
-def run_cells(names: dict, cells) -> None:
-    """Run (label, source) cells over `names` as a kernel would, magics left out."""
-    for label, text in cells:
-        exec(compile(python_only(text), f"<{label}>", "exec"), names)
 
 
 def samples(name: str, kind: str) -> list:

@@ -1,11 +1,12 @@
 """Every assignment's grading folder (grading/<assignment>/): one suite, parametrized over the course.
 
 For each assignment: every exercise of the notebook is probed and every probed exercise exists;
-the solution passes its probe; every mutant fails its own exercise and only it; answers equal to
-everything rescue nothing; patched oracles rescue no mutant; every right answer written another
-way passes its probe and the notebook's own test cells of its exercise; every other wrong answer
-fails with the words it names. Test ids carry the assignment (`pytest -k nn_modules`); everything
-an assignment needs is built lazily, once.
+the solution passes its probe on several seeds; every mutant fails its own exercise's probe and only
+it; answers equal to everything rescue nothing; patched oracles rescue no mutant. These run the probe
+in this process, on the solution cells. The right and wrong answers of variants/ and wrong/ are graded
+as notebooks by `check` (its gates 'right answers' and 'wrong answers', trusted run included), and
+tests/test_pipeline.py holds a test per file over check's report. Test ids carry the assignment
+(`pytest -k nn_modules`); everything an assignment needs is built lazily, once.
 """
 
 from __future__ import annotations
@@ -19,10 +20,7 @@ from probe_harness import (
     exercises_of_mutant,
     failures,
     may_fail_with,
-    may_fail_with_code,
     namespace,
-    notebook_tests,
-    run_cells,
     samples,
 )
 
@@ -173,36 +171,6 @@ def test_patched_oracles_rescue_no_mutant(name, path, tmp_path):
     exercises = exercises_of_mutant(name, mutant.replaces)
     failed = failures(name, names, 0, tmp_path, patches=CHECKS, only=exercises)
     assert set(failed) & exercises
-
-
-@pytest.mark.parametrize("name, path", each("variants"))
-def test_every_right_answer_written_another_way_passes(name, path, tmp_path):
-    variant = grading_folder.parse_sample(path)
-    assert variant.exercise in assignment(name).probe.exercises, f"{path}: no exercise {variant.exercise}"
-    # The exercises it may change are judged (the others run what the solution's test already passed).
-    reached = may_fail_with_code(name, variant.code)
-    assert variant.exercise in reached, f"{path}: defines no {variant.exercise}"
-    assert failures(name, namespace(name, None, variant.code), 5, tmp_path, only=reached) == {}, variant.note
-
-
-@pytest.mark.parametrize("name, path", each("variants"))
-def test_every_right_answer_written_another_way_passes_the_notebooks_own_tests(name, path):
-    """A probe that takes a right answer is half the promise: nbgrader scores the notebook's test cells, and
-    the trusted run only ever withdraws points. So the exercise's test cells, visible and hidden, run over
-    the variant (and the read-only tools they use) and must not raise."""
-    variant = grading_folder.parse_sample(path)
-    names = namespace(name, None, variant.code)
-    tests = notebook_tests(name, variant.exercise)
-    assert any(label.startswith("test_") for label, _ in tests), f"no test cell of {variant.exercise}"
-    run_cells(names, tests)
-
-
-@pytest.mark.parametrize("name, path", each("wrong"))
-def test_every_other_wrong_answer_fails_with_its_words(name, path, tmp_path):
-    wrong = grading_folder.parse_sample(path)
-    failed = failures(name, namespace(name, None, wrong.code), 2, tmp_path)
-    assert set(failed) == {wrong.exercise}, (wrong.note, failed)
-    assert wrong.message in failed[wrong.exercise], (wrong.note, failed[wrong.exercise])
 
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)

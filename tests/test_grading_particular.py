@@ -267,3 +267,13 @@ def test_08_profile_step_needs_one_right_run_of_three():
     assert judge(right, want) is None and judge(paused, want) is None
     by_total = {**right, "mm.busiest": ["aten::matmul"] * 3}
     assert "self" in judge(by_total, want)
+
+
+def test_08_no_batch_size_makes_an_unsynchronized_reading_look_per_sample():
+    """At batch size STEP / LAUNCH a clock read before the device finished (LAUNCH seconds) equals the step's
+    time divided by the batch size, and the judge told a never-synchronizing answer (grading/08/wrong/) to
+    stop dividing by the batch size: no batch size the probe draws may come within 25 % of that."""
+    probe = assignment("08_gpu_batch_timing").probe
+    module = probe.make_inputs.__globals__  # the probe file's constants
+    sizes = {int(probe.make_inputs(np.random.default_rng(seed))["step.counts"][2]) for seed in range(200)}
+    assert sizes and all(abs(module["LAUNCH"] * size / module["STEP"] - 1) >= 0.25 for size in sizes), sorted(sizes)

@@ -13,6 +13,7 @@ import pytest
 
 from autograder.authoring.check import MIN_MUTANTS, check, release_leaks
 from autograder.authoring.student_release import generate_release
+from autograder.course import grading_folder
 from autograder.course.layout import Course
 from autograder.course.notebooks import dumps, normalize, read_notebook
 from autograder.course.settings import REPO_ROOT
@@ -82,6 +83,33 @@ def test_every_mutant_loses_points_on_the_tests_it_names(reports, assignment):
     assert report.mutants_caught == report.mutants_total, failures(report, "mutants")
     assert not [f for f in report.failures if f.startswith("gate 'mutants'")], failures(
         report, "mutants")
+
+
+def each_answer(kind: str) -> list:
+    """(assignment, file) for every file of grading/*/<kind>/, with readable ids."""
+    return [pytest.param(a, path, id=f"{a}-{path.stem}")
+            for a in ASSIGNMENTS for path in grading_folder.files(COURSE.root, a, kind)]
+
+
+def graded_answer(report, path: Path) -> dict:
+    """check's record of one right or wrong answer (its gates 'right answers' and 'wrong answers')."""
+    file = path.relative_to(COURSE.root).as_posix()
+    found = [record for record in report.samples if record["file"] == file]
+    assert len(found) == 1, f"check graded {file} {len(found)} times:\n{failures(report, 'variants')}"
+    return found[0]
+
+
+@pytest.mark.parametrize("assignment, path", each_answer("variants"))
+def test_every_right_answer_written_another_way_scores_full_marks(reports, assignment, path):
+    """Graded as a student's notebook: the notebook's own tests (visible and hidden) and the trusted run."""
+    record = graded_answer(reports[assignment], path)
+    assert record["ok"], f"{record['file']}: {record['why']}"
+
+
+@pytest.mark.parametrize("assignment, path", each_answer("wrong"))
+def test_every_other_wrong_answer_loses_points_with_its_words(reports, assignment, path):
+    record = graded_answer(reports[assignment], path)
+    assert record["ok"], f"{record['file']}: {record['why']}"
 
 
 @pytest.mark.parametrize("assignment", PER_ASSIGNMENT)

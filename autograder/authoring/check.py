@@ -9,14 +9,21 @@ Gates, per assignment (docs/design.md, "The flow"):
   probe         every exercise of the notebook has a probe, every probe an exercise of the notebook;
   mutant exercise  every mutant replaces a solution cell that defines an exercise;
   variants      every variant and wrong answer names an exercise of the probe;
+  right answers every variant (grading/<assignment>/variants/), put after the solution of its
+                exercise, scores full marks, the notebook's tests and the trusted run alike;
+  wrong answers every wrong answer (grading/<assignment>/wrong/) loses points on its exercise,
+                the trusted run saying the words its file names, and on no other exercise;
   points        the intro table and the summary state the points the nbgrader metadata gives
                 (autograder/course/points.py);
   release sync  release/ is what nbgrader generates from source/ today;
   no leaks      release/ holds no solution line and no hidden test line.
-Solution, release and mutants are submissions to the engine that `grade` uses. A mutant is
-graded on the source notebook cut after the last test it names: later cells cannot change
-those tests' scores. Mutants and the release are judged by the notebook's tests alone (no
-trusted run): a mutant must lose points to the tests a student's notebook holds.
+Solution, release, mutants, right and wrong answers are submissions to the engine that `grade`
+uses. A mutant is graded on the source notebook cut after the last test it names: later cells
+cannot change those tests' scores. Mutants and the release are judged by the notebook's tests alone
+(no trusted run): a mutant must lose points to the tests a student's notebook holds. Right and wrong
+answers are graded as a student's notebook is, trusted run included; the k-th right answer of every
+exercise share one run (right answers of different exercises stay right together), and so do the
+k-th wrong answers (each must fail its own exercise only, so one cannot hide another).
 
 Prints one table, writes the same to build/course-report.json (merged: `check NN` replaces NN's
 entry and keeps the other assignments' from earlier runs), exits 1 when a gate fails.
@@ -25,6 +32,7 @@ entry and keeps the other assignments' from earlier runs), exits 1 when a gate f
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
@@ -40,6 +48,7 @@ from autograder.course.exercises import Exercises
 from autograder.course.layout import Course, add_assignment_options, selected
 from autograder.course.mutants import Mutant, MutantError, apply_mutant, parse_mutant
 from autograder.course.notebooks import (
+    cell_index,
     dumps,
     normalize,
     read_notebook,
@@ -70,6 +79,8 @@ class AssignmentReport:
     failures: list[str] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
     sandbox: list[str] = field(default_factory=list)  # what of the sandbox this machine lacked
+    # One per right or wrong answer: file (relative to the course), kind, exercise, run, ok, why.
+    samples: list[dict] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -86,6 +97,7 @@ class Plan:
     mutants_total: int
     problems: list[str]
     sizes: dict[str, int] = field(default_factory=dict)  # job label -> cells it runs
+    samples: dict[str, list[grading_folder.Sample]] = field(default_factory=dict)  # job label -> its answers
 
 
 def _cells(result: GradeResult, lost: bool) -> list[str]:
@@ -145,7 +157,48 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
         problems.append(f"gate 'mutant count': {len(paths)} mutant(s) in "
                         f"{folder.relative_to(course.root)}/, at least {MIN_MUTANTS} needed "
                         "(docs/authoring.md, 'Mutants')")
-    return Plan(assignment, jobs, mutants, len(paths), problems, sizes)
+    samples = {}
+    for kind, gate in (("variants", "right"), ("wrong", "wrong")):
+        for index, group in enumerate(sample_groups(course, assignment, kind, model), 1):
+            label = f"{gate}:{index}"
+            notebook = scratch / assignment / f"{gate}-{index}.ipynb"
+            write_notebook(with_samples(source_nb, model, group), notebook)
+            samples[label] = group
+            sizes[label] = len(source_nb.cells)
+            jobs.append(GradeJob(student_id=f"{gate}-{index}", notebook=notebook, label=label, **common))
+    return Plan(assignment, jobs, mutants, len(paths), problems, sizes, samples)
+
+
+def sample_groups(course: Course, assignment: str, kind: str, model: Exercises) -> list[list[grading_folder.Sample]]:
+    """The runs of grading/<assignment>/<kind>/: the k-th run holds the k-th file (by name) of every
+    exercise, so one run never holds two answers to one exercise. Files that do not parse, or name no
+    exercise of the notebook, are left out (the gate 'variants' reports them)."""
+    by_exercise: dict[str, list[grading_folder.Sample]] = {}
+    for path in grading_folder.files(course.root, assignment, kind):
+        try:
+            sample = grading_folder.parse_sample(path)
+        except grading_folder.SampleError:
+            continue
+        if _answer_defining(model, sample.exercise) is not None:
+            by_exercise.setdefault(sample.exercise, []).append(sample)
+    depth = max((len(found) for found in by_exercise.values()), default=0)
+    return [[found[k] for _, found in sorted(by_exercise.items()) if k < len(found)] for k in range(depth)]
+
+
+def _answer_defining(model: Exercises, name: str) -> str | None:
+    """The grade_id of the last solution cell that defines `name` (the definition later cells use)."""
+    found = [gid for gid, answer in model.answers.items() if name in answer.names]
+    return found[-1] if found else None
+
+
+def with_samples(source_nb, model: Exercises, group: list[grading_folder.Sample]):
+    """The source notebook with each answer's code added at the end of the solution cell that
+    defines its exercise: from there on, every cell (tests and the trusted run too) uses it."""
+    nb = copy.deepcopy(source_nb)
+    for sample in group:
+        cell = nb.cells[cell_index(nb, _answer_defining(model, sample.exercise))]
+        cell.source = f"{cell.source.rstrip()}\n\n\n# {sample.path.parent.name}/{sample.path.name}\n{sample.code}\n"
+    return nb
 
 
 def points_problems(source_nb, assignment: str, model: Exercises | None = None) -> list[str]:
@@ -315,6 +368,11 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
                             f"by {', '.join(missed)}")
         else:
             caught += 1
+    sample_records = []
+    for label, group in plan.samples.items():
+        records, problems = _judge_samples(label, group, by_label.get(label), info.exercises)
+        sample_records += records
+        failures += problems
     return AssignmentReport(
         assignment=plan.assignment, max_score=info.max_score,
         solution_score=solution.score if solution and solution.status == "graded" else None,
@@ -323,7 +381,55 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
         seconds=round(sum(r.seconds for r in results), 1), tests=len(info.exercises.tests),
         solution_seconds=solution.seconds if solution else None, failures=failures,
         runs=[{"label": r.label, "status": r.status, "score": r.score, "seconds": r.seconds,
-               "reason": r.reason} for r in results])
+               "reason": r.reason} for r in results], samples=sample_records)
+
+
+def _judge_samples(label: str, group: list[grading_folder.Sample], result: GradeResult | None,
+                   model: Exercises) -> tuple[list[dict], list[str]]:
+    """Gates 'right answers' and 'wrong answers' of one run: a record per answer, and the failures."""
+    right = label.startswith("right:")
+    gate = "right answers" if right else "wrong answers"
+    records = []
+    if result is None or result.status != "graded":
+        why = f"could not be graded: {result.reason if result else 'no result'}"
+        records = [_sample_record(sample, label, False, why) for sample in group]
+    else:
+        failed = {name: verdict for name, verdict in result.verification.items() if verdict != "passed"}
+        lost = {gid for gid, cell in result.cells.items() if cell["score"] < cell["max_score"]}
+        asked = {sample.exercise for sample in group}
+        for sample in group:
+            answer = _answer_defining(model, sample.exercise)
+            own_lost = sorted(lost & set(model.tests_of(answer)))
+            if right:
+                why = "; ".join(
+                    ([f"the trusted run: {failed[sample.exercise]}"] if sample.exercise in failed else [])
+                    + ([f"lost points on {', '.join(own_lost)}"] if own_lost else []))
+            elif sample.exercise not in failed:
+                why = f"the trusted run passed {sample.exercise}"
+            elif sample.message not in failed[sample.exercise]:
+                why = f"the trusted run said {failed[sample.exercise]!r}, without {sample.message!r}"
+            elif result.score >= result.max_score:
+                why = "the notebook lost no points"
+            else:
+                why = ""
+            records.append(_sample_record(sample, label, not why, why))
+        others = sorted(set(failed) - asked)
+        if others:  # a right run must fail nothing; a wrong one nothing but its own exercises
+            unexplained = "; ".join(f"{name}: {failed[name]}" for name in others)
+            records = [dict(r, ok=False, why="; ".join(filter(None, [r["why"], f"the run also failed {unexplained}"])))
+                       for r in records]
+        if right and result.score < result.max_score and all(r["ok"] for r in records):
+            records = [dict(r, ok=False, why=f"the run scored {result.score:g}/{result.max_score:g}: "
+                                           + "; ".join(_cells(result, lost=True))) for r in records]
+    problems = [f"gate '{gate}': {r['file']} ({r['exercise']}, run {label}): {r['why']}"
+                for r in records if not r["ok"]]
+    return records, problems
+
+
+def _sample_record(sample: grading_folder.Sample, label: str, ok: bool, why: str) -> dict:
+    file = "/".join(sample.path.parts[-4:])  # grading/<assignment>/<kind>/<file>
+    return {"file": file, "kind": sample.path.parent.name, "exercise": sample.exercise, "run": label,
+            "ok": ok, "why": why}
 
 
 def check(course: Course, requested: list[str] | None = None, n_jobs: int | None = None,

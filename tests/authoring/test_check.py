@@ -38,6 +38,10 @@ def test_a_sound_assignment_passes_every_gate(fixture_course, capsys):
         "mutants_caught": 4, "mutants_total": 4}
     assert report["seconds"] > 0 and report["failures"] == []
     assert report["sandbox"] == sandbox.problems() + [p for p in [cgroups.problem()] if p]
+    # The right answer of grading/00_fixture/variants/ was graded, trusted run included.
+    assert report["samples"] == [{"file": "grading/00_fixture/variants/scale_multiply.py", "kind": "variants",
+                                  "exercise": "scale", "run": "right:1", "ok": True, "why": ""}]
+    assert [r["score"] for r in report["runs"] if r["label"] == "right:1"] == [6]
 
 
 @pytest.mark.slow
@@ -65,10 +69,30 @@ def test_each_gate_fails_loudly_naming_assignment_gate_and_culprit(fixture_cours
                                           "import warnings\n\nwarnings.warn('deprecated', FutureWarning)\n")
     nbformat.write(nb, path)
 
+    # A "right answer" that is wrong; a "wrong answer" that is right; one whose failure says other words.
+    grading = grading_folder.folder(fixture_course.root, "00_fixture")
+    (grading / "variants" / "scale_negated.py").write_text(
+        '"""scale by the negated factor, filed as right."""\n# exercise: scale\n\n'
+        "def scale(x, factor):\n    return x * -factor\n")
+    (grading / "wrong").mkdir()
+    (grading / "wrong" / "mean_square_is_right.py").write_text(
+        '"""mean_square written another way, filed as wrong."""\n# exercise: mean_square\n'
+        "# message: mean_square\n\ndef mean_square(x):\n    return float(np.mean(np.square(x)))\n")
+    (grading / "wrong" / "scale_adds.py").write_text(
+        '"""scale adds, and its file expects words the probe does not say."""\n# exercise: scale\n'
+        "# message: words no probe says\n\ndef scale(x, factor):\n    return x + factor\n")
+
     assert main(["check", "--root", str(fixture_course.root), "--jobs", "2"]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out.splitlines()[2]
     failures = out.split("gate failure(s):")[1]
+    assert ("gate 'right answers': grading/00_fixture/variants/scale_negated.py (scale, run right:2): "
+            "the trusted run: ") in failures and "lost points on test_scale" in failures
+    assert "variants/scale_multiply.py" not in failures
+    assert ("gate 'wrong answers': grading/00_fixture/wrong/mean_square_is_right.py (mean_square, run "
+            "wrong:1): the trusted run passed mean_square") in failures
+    assert ("gate 'wrong answers': grading/00_fixture/wrong/scale_adds.py (scale, run wrong:1): the trusted "
+            "run said ") in failures and "without 'words no probe says'" in failures
     assert ("00_fixture: gate 'mutants': mutant claims_too_much (scale drops the sign of the "
             "factor.) is not caught by test_scale (scored 1/1)") in failures
     assert "names_a_ghost.py: '# caught by: test_mean_sqaure' names no test cell" in failures

@@ -1,10 +1,13 @@
 """The challenge with a module class with batch norm, SGD with momentum and a cosine schedule, drawing exactly 400 batches with next()."""
 # exercise: train_challenge
 class SpiralNet(nn.Module):
-    def __init__(self, in_features, num_classes, hidden=48):
+    def __init__(self, in_features, num_classes, hidden=40, depth=3):
         super().__init__()
-        self.body = nn.Sequential(nn.Linear(in_features, hidden), nn.BatchNorm1d(hidden), nn.ReLU(),
-                                  nn.Linear(hidden, hidden), nn.BatchNorm1d(hidden), nn.ReLU())
+        layers, width = [], in_features
+        for _ in range(depth):
+            layers += [nn.Linear(width, hidden), nn.BatchNorm1d(hidden), nn.ReLU()]
+            width = hidden
+        self.body = nn.Sequential(*layers)
         self.head = nn.Linear(hidden, num_classes)
 
     def forward(self, x):
@@ -18,7 +21,7 @@ def build_challenge_model(in_features, num_classes):
 def train_challenge(model, train_loader, device):
     model = model.to(device)
     model.train()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.9, nesterov=True)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=400)
     batches = iter(train_loader)
     for _ in range(400):
