@@ -469,9 +469,10 @@ def _check(course: Course, assignments: list[str], session: GradingSession, time
 
 
 def format_table(reports: list[AssignmentReport]) -> str:
-    header = ("assignment", "tests", "points", "solution", "release", "mutants", "seconds", "gates")
+    header = ("assignment", "tests", "points", "solution", "release", "mutants", "answers", "seconds", "gates")
     rows = [(r.assignment, str(r.tests), f"{r.max_score:g}", _fmt(r.solution_score),
-             _fmt(r.release_score), f"{r.mutants_caught}/{r.mutants_total}", f"{r.seconds:.1f}",
+             _fmt(r.release_score), f"{r.mutants_caught}/{r.mutants_total}",
+             f"{sum(s['ok'] for s in r.samples)}/{len(r.samples)}", f"{r.seconds:.1f}",
              "ok" if r.ok else "FAIL") for r in reports]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
