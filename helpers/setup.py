@@ -58,6 +58,9 @@ def make_deterministic() -> None:
     torch.backends.cudnn.deterministic = True
 
 
+PROFILER_CYCLE_WARNING = r"Warning: Profiler clears events at the end of each cycle"
+
+
 def setup(seed: int = DEFAULT_SEED, device: str | None = None, quiet: bool = False,
           deterministic: bool = False) -> torch.device:
     """Seed everything, pick the device, turn on inline plots and, in IPython, tracebacks that show the
@@ -71,6 +74,9 @@ def setup(seed: int = DEFAULT_SEED, device: str | None = None, quiet: bool = Fal
     # torch.profiler's Kineto logs its stages ("profiler_start") to stderr, which nbgrader counts as an error in a
     # graded cell; level 6 keeps it quiet. Read when the profiler first starts, so setting it here is early enough.
     os.environ.setdefault("KINETO_LOG_LEVEL", "6")
+    # For the same reason: torch.profiler warns (seen with torch 2.11 on a GPU) that it "clears events at the end of
+    # each cycle" around one profiled call, which has one cycle; nothing a student can act on.
+    warnings.filterwarnings("ignore", message=PROFILER_CYCLE_WARNING, category=UserWarning)
     seed_everything(seed)
     chosen = pick_device(device)
     _inline_plots()

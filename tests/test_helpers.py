@@ -328,6 +328,21 @@ def restore_determinism(monkeypatch):
     torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = state[2], state[3]
 
 
+def test_setup_silences_the_profilers_warning_about_cycles():
+    """torch.profiler's "clears events at the end of each cycle" (torch 2.11 on an H200, in 08's test_profile_step)
+    went to stderr, which nbgrader's validator counts against a right answer's test cell."""
+    import warnings
+
+    said = ("Warning: Profiler clears events at the end of each cycle.Only events from the current cycle will be "
+            "reported.To keep events across cycles, set acc_events=True.")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        setup(seed=1, quiet=True)
+        warnings.warn(said, UserWarning, stacklevel=1)
+        warnings.warn("another warning", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in seen] == ["another warning"]
+
+
 def test_setup_is_not_deterministic_unless_asked(restore_determinism):
     torch.use_deterministic_algorithms(False)
     setup(seed=1, quiet=True)
