@@ -10,7 +10,8 @@ Gates, per assignment (docs/design.md, "The flow"):
   mutant exercise  every mutant replaces a solution cell that defines an exercise;
   variants      every variant and wrong answer names an exercise of the probe;
   right answers every variant (grading/<assignment>/variants/), put after the solution of its
-                exercise, scores full marks, the notebook's tests and the trusted run alike;
+                exercise, scores full marks, the notebook's tests and the trusted run alike (but on
+                the cells its '# may lose:' line names: a challenge's upper tiers);
   wrong answers every wrong answer (grading/<assignment>/wrong/) loses points on its exercise,
                 the trusted run saying the words its file names, and on no other exercise;
   points        the intro table and the summary state the points the nbgrader metadata gives
@@ -395,7 +396,8 @@ def _judge_samples(label: str, group: list[grading_folder.Sample], result: Grade
         records = [_sample_record(sample, label, False, why) for sample in group]
     else:
         failed = {name: verdict for name, verdict in result.verification.items() if verdict != "passed"}
-        lost = {gid for gid, cell in result.cells.items() if cell["score"] < cell["max_score"]}
+        excused = {gid for sample in group for gid in sample.may_lose} if right else set()
+        lost = {gid for gid, cell in result.cells.items() if cell["score"] < cell["max_score"]} - excused
         asked = {sample.exercise for sample in group}
         for sample in group:
             answer = _answer_defining(model, sample.exercise)
@@ -418,9 +420,10 @@ def _judge_samples(label: str, group: list[grading_folder.Sample], result: Grade
             unexplained = "; ".join(f"{name}: {failed[name]}" for name in others)
             records = [dict(r, ok=False, why="; ".join(filter(None, [r["why"], f"the run also failed {unexplained}"])))
                        for r in records]
-        if right and result.score < result.max_score and all(r["ok"] for r in records):
+        if right and lost and all(r["ok"] for r in records):
             records = [dict(r, ok=False, why=f"the run scored {result.score:g}/{result.max_score:g}: "
-                                           + "; ".join(_cells(result, lost=True))) for r in records]
+                                           + "; ".join(c for c in _cells(result, lost=True) if c.split()[0] in lost))
+                       for r in records]
     problems = [f"gate '{gate}': {r['file']} ({r['exercise']}, run {label}): {r['why']}"
                 for r in records if not r["ok"]]
     return records, problems

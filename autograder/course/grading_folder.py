@@ -43,7 +43,7 @@ from autograder.probes import Probe, ProbeError
 GRADING = "grading"
 PROBE_FILE = "probe.py"
 KINDS = ("mutants", "variants", "wrong")
-_HEADER = re.compile(r"^#\s*(exercise|message)\s*:\s*(.*?)\s*$")
+_HEADER = re.compile(r"^#\s*(exercise|message|may lose)\s*:\s*(.*?)\s*$")
 
 
 class SampleError(ValueError):
@@ -102,6 +102,9 @@ class Sample:
     exercise: str
     code: str
     message: str = ""  # wrong answers: words their failure message must hold
+    # variants: test cells whose points depend on how good the design is, not on its being right (a
+    # challenge's upper accuracy tiers, judged on the grader's secret draws); `check` excuses their loss
+    may_lose: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -119,7 +122,8 @@ def parse_sample(path: Path) -> Sample:
         raise SampleError(f"{path}: missing the line '# message: <words its failure must say>'")
     if not code.strip():
         raise SampleError(f"{path}: no code after the header")
-    return Sample(path, note, header["exercise"], code, header.get("message", ""))
+    may_lose = tuple(name.strip() for name in header.get("may lose", "").split(",") if name.strip())
+    return Sample(path, note, header["exercise"], code, header.get("message", ""), may_lose)
 
 
 def samples(root: Path, assignment: str, kind: str) -> list[Sample]:

@@ -222,3 +222,27 @@ def test_a_variant_that_names_no_exercise_fails(fixture_course):
     problems = gates(fixture_course)
     assert any("variants/shift.py names exercise shift, which the probe does not know" in p for p in problems)
     assert any("headless.py: missing the line '# exercise: <exercise name>'" in p for p in problems)
+
+
+def test_a_right_answers_may_lose_line_excuses_those_cells_alone(fixture_course, tmp_path):
+    """A challenge's upper tier depends on how good a design is, not on its being right: a variant names the
+    cells it may lose (`# may lose:`), and check excuses their loss and no other's."""
+    from autograder.authoring.check import _judge_samples
+    from autograder.engine.job import GradeResult
+
+    path = tmp_path / "variants" / "scale_weaker.py"
+    path.parent.mkdir()
+    path.write_text('"""scale, weaker."""\n# exercise: scale\n# may lose: test_scale_hidden\n\n'
+                    "def scale(x, factor):\n    return x * factor\n")
+    sample = grading_folder.parse_sample(path)
+    assert sample.may_lose == ("test_scale_hidden",)
+    model = exercises.of_notebook(fixture_course.source_notebook("00_fixture"))
+    cells = {gid: {"score": test.points, "max_score": test.points, "error": ""} for gid, test in model.tests.items()}
+    result = GradeResult("right-1", "00_fixture", "right:1", "graded", 4.0, 6.0, cells=cells,
+                         verification={"scale": "passed", "mean_square": "passed"})
+    cells["test_scale_hidden"]["score"] = 0.0
+    (record,), problems = _judge_samples("right:1", [sample], result, model)
+    assert record["ok"] and problems == []
+    cells["test_scale"]["score"] = 0.0  # a cell it did not name
+    (record,), problems = _judge_samples("right:1", [sample], result, model)
+    assert not record["ok"] and "lost points on test_scale" in record["why"] and "test_scale_hidden" not in record["why"]

@@ -1,5 +1,6 @@
 """The challenge with a module class with batch norm, SGD with momentum and a cosine schedule, drawing exactly 400 batches with next()."""
 # exercise: train_challenge
+# may lose: test_challenge_945
 class SpiralNet(nn.Module):
     def __init__(self, in_features, num_classes, hidden=40, depth=3):
         super().__init__()
