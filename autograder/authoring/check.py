@@ -180,16 +180,10 @@ def sample_groups(course: Course, assignment: str, kind: str, model: Exercises) 
             sample = grading_folder.parse_sample(path)
         except grading_folder.SampleError:
             continue
-        if _answer_defining(model, sample.exercise) is not None:
+        if model.defining(sample.exercise) is not None:
             by_exercise.setdefault(sample.exercise, []).append(sample)
     depth = max((len(found) for found in by_exercise.values()), default=0)
     return [[found[k] for _, found in sorted(by_exercise.items()) if k < len(found)] for k in range(depth)]
-
-
-def _answer_defining(model: Exercises, name: str) -> str | None:
-    """The grade_id of the last solution cell that defines `name` (the definition later cells use)."""
-    found = [gid for gid, answer in model.answers.items() if name in answer.names]
-    return found[-1] if found else None
 
 
 def with_samples(source_nb, model: Exercises, group: list[grading_folder.Sample]):
@@ -197,7 +191,7 @@ def with_samples(source_nb, model: Exercises, group: list[grading_folder.Sample]
     defines its exercise: from there on, every cell (tests and the trusted run too) uses it."""
     nb = copy.deepcopy(source_nb)
     for sample in group:
-        cell = nb.cells[cell_index(nb, _answer_defining(model, sample.exercise))]
+        cell = nb.cells[cell_index(nb, model.defining(sample.exercise))]
         cell.source = f"{cell.source.rstrip()}\n\n\n# {sample.path.parent.name}/{sample.path.name}\n{sample.code}\n"
     return nb
 
@@ -400,7 +394,7 @@ def _judge_samples(label: str, group: list[grading_folder.Sample], result: Grade
         lost = {gid for gid, cell in result.cells.items() if cell["score"] < cell["max_score"]} - excused
         asked = {sample.exercise for sample in group}
         for sample in group:
-            answer = _answer_defining(model, sample.exercise)
+            answer = model.defining(sample.exercise)
             own_lost = sorted(lost & set(model.tests_of(answer)))
             if right:
                 why = "; ".join(

@@ -115,6 +115,11 @@ class Exercises:
         return {gid: list(self.answers[t.follows].names) if t.follows else []
                 for gid, t in self.tests.items()}
 
+    def defining(self, name: str) -> str | None:
+        """The grade_id of the last solution cell that defines `name` (the definition later cells use)."""
+        found = [gid for gid, answer in self.answers.items() if name in answer.names]
+        return found[-1] if found else None
+
     def names(self) -> set[str]:
         """Every name an answer defines, private helpers (_name) left out: what a probe must cover."""
         return {n for a in self.answers.values() for n in a.names if not n.startswith("_")}

@@ -68,6 +68,15 @@ def test_a_notebook_reads_as_its_answers_and_tests():
     assert model.tests_of("relu") == ["test_relu", "test_relu_hidden"] and model.misplaced() == []
 
 
+def test_the_answer_defining_a_name_is_the_last_one_that_does():
+    """Where check puts a right answer written another way: after the definition later cells use."""
+    nb = new_notebook(cells=[_answer("def relu(x): ...", "relu_first"), _answer("x = 1", "answer_x"),
+                             _answer("def relu(x):\n    return x", "relu_again")])
+    model = exercises.read(nb)
+    assert model.defining("relu") == "relu_again" and model.defining("x") == "answer_x"
+    assert model.defining("gelu") is None
+
+
 def test_the_longest_answer_name_owns_a_test():
     nb = new_notebook(cells=[_answer("def relu(x): ...", "relu"), _answer("def relu_grad(x): ...", "relu_grad"),
                              _test("", "test_relu_grad_shape")])
