@@ -211,12 +211,26 @@ def validate_source(nb: NotebookNode, where: str) -> list[str]:
 
 # -- leaks: what a release must not contain -------------------------------------------------------
 
+def coalesced_outputs(outputs: list) -> list:
+    """A cell's outputs with each run of same-named stream outputs joined into one: a kernel may
+    send one print in several pieces ('ATTACK', ' processes 48'), and a line is the joined text's."""
+    joined: list = []
+    for output in outputs:
+        last = joined[-1] if joined else {}
+        if (output.get("output_type") == "stream" and last.get("output_type") == "stream"
+                and last.get("name") == output.get("name")):
+            joined[-1] = {**last, "text": str(last.get("text", "")) + str(output.get("text", ""))}
+        else:
+            joined.append(output)
+    return joined
+
+
 def notebook_text_lines(nb: NotebookNode) -> list[str]:
     """Every line a reader of the notebook can see: cell sources and text outputs."""
     lines: list[str] = []
     for cell in nb.cells:
         lines.extend(cell.source.splitlines())
-        for output in cell.get("outputs", []):
+        for output in coalesced_outputs(cell.get("outputs", [])):
             text = output.get("text") or "".join(output.get("data", {}).get("text/plain", ""))
             lines.extend(str(text).splitlines())
             lines.extend(output.get("traceback", []))

@@ -42,3 +42,13 @@ def test_a_notebooks_outputs_are_searched_and_one_file_can_be_searched_alone(tmp
     path = tmp_path / "shown.ipynb"
     nbformat.write(nb, path)
     assert [leak.text for leak in find_leaks(path, found)] == ["return x * factor"]
+
+
+def test_a_line_printed_in_pieces_is_searched_whole(tmp_path, found):
+    """A kernel may send one print as several stream outputs; the leak is the joined line."""
+    pieces = [nbformat.v4.new_output("stream", name="stdout", text=text)
+              for text in ("return x ", "* factor\n")]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(answer)", outputs=pieces)])
+    path = tmp_path / "shown.ipynb"
+    nbformat.write(nb, path)
+    assert [leak.text for leak in find_leaks(path, found)] == ["return x * factor"]

@@ -176,11 +176,12 @@ def attack_lines(notebook: Path) -> dict[str, str]:
     """ATTACK lines of an autograded notebook: what -> result."""
     found = {}
     for cell in read_notebook(notebook).cells:
-        for output in cell.get("outputs", []):
-            for line in str(output.get("text", "")).splitlines():
-                if line.startswith("ATTACK "):
-                    _, what, result = line.split(" ", 2)
-                    found[what] = result
+        # One print may reach the notebook as several stream outputs ('ATTACK', ' processes 48\n').
+        printed = "".join(str(o.get("text", "")) for o in cell.get("outputs", []) if o.get("name") == "stdout")
+        for line in printed.splitlines():
+            if line.startswith("ATTACK "):
+                _, what, result = line.split(" ", 2)
+                found[what] = result
     return found
 
 
