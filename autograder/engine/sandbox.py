@@ -222,7 +222,10 @@ def needed_paths() -> tuple[str, ...]:
     """What a kernel must read to run, wherever it lies (inside a hidden HOME or course root):
     the interpreter, the environment and its site-packages, and the course's packages."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
-    paths.update(p for p in sys.path if p and os.path.isabs(p))
+    # A kernel starts isolated (-I): the folder of the script that started the grader, first on
+    # sys.path here (a script in /tmp: /tmp itself), is never on a kernel's.
+    started_isolated = sys.flags.isolated or getattr(sys.flags, "safe_path", False)
+    paths.update(p for p in sys.path[0 if started_isolated else 1:] if p and os.path.isabs(p))
     for package in ("helpers", "autograder"):
         try:
             import importlib.util

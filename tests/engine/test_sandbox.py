@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -200,3 +201,15 @@ def test_a_kernels_environment_is_the_allow_list_and_home_is_its_job_folder(outs
     assert set(env) - added_by_ipykernel <= set(sandbox.KEPT_VARIABLES) | {
         "HOME", "TMPDIR", "USER", "LOGNAME", "MPLCONFIGDIR"} | {
         k for k in env if k.startswith(sandbox.KEPT_PREFIXES)}
+
+
+def test_the_sandbox_probe_answers_the_same_from_a_script_in_tmp():
+    """A grader started from a script in /tmp (sys.path[0] = /tmp, which a kernel never has:
+    kernels start isolated) is sandboxed as any other; the probe once said it was not."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", dir="/tmp") as script:
+        script.write("from autograder.engine import sandbox\nprint(sandbox.problems())\n")
+        script.flush()
+        inline = subprocess.run([sys.executable, "-c", Path(script.name).read_text()],
+                                capture_output=True, text=True, check=True)
+        scripted = subprocess.run([sys.executable, script.name], capture_output=True, text=True, check=True)
+    assert scripted.stdout == inline.stdout, scripted.stdout
