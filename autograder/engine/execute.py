@@ -123,6 +123,11 @@ class GradingExecute(Execute):
     hide = List(Unicode(), help="Paths the kernel sees as empty folders or files: the course's "
                 "roots, the grader's HOME, the outputs (autograder/engine/sandbox.py); empty: those of "
                 "this checkout's course (hidden_paths)").tag(config=True)
+    # nbclient's own: a print arrives in pieces (its text and its newline apart, or flushed as it
+    # goes), differently from run to run; one stream output per name makes the executed notebook,
+    # and the feedback page made from it, the same each time an answer is graded.
+    coalesce_streams = Bool(True, help="Join each cell's stream outputs of one name into one "
+                            "(nbclient's coalesce_streams)").tag(config=True)
     interrupt_grace = Float(5.0, help="Seconds a kernel gets to stop after the timeout's "
                             "interrupt; still busy then, it is killed").tag(config=True)
     memory_limit = Unicode("4G", help="Most memory a kernel may allocate, all its processes "
