@@ -213,13 +213,14 @@ def validate_source(nb: NotebookNode, where: str) -> list[str]:
 
 def coalesced_outputs(outputs: list) -> list:
     """A cell's outputs with each run of same-named stream outputs joined into one: a kernel may
-    send one print in several pieces ('ATTACK', ' processes 48'), and a line is the joined text's."""
+    send one print in several pieces ('ATTACK', ' processes 48'), and a line is the joined text's.
+    Linear in the text (a student's cell may print megabytes)."""
     joined: list = []
     for output in outputs:
         last = joined[-1] if joined else {}
         if (output.get("output_type") == "stream" and last.get("output_type") == "stream"
                 and last.get("name") == output.get("name")):
-            joined[-1] = {**last, "text": str(last.get("text", "")) + str(output.get("text", ""))}
+            joined[-1] = type(last)({**last, "text": str(last.get("text", "")) + str(output.get("text", ""))})
         else:
             joined.append(output)
     return joined

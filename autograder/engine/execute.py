@@ -56,6 +56,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Float, Integer, List, TraitError, Unicode, validate
 
+from autograder.course.notebooks import coalesced_outputs
 from autograder.engine.warm_kernel import WarmKernelManager
 
 EPILOGUE = "autograder_epilogue"  # metadata flag on the cells run after the notebook's own
@@ -123,11 +124,6 @@ class GradingExecute(Execute):
     hide = List(Unicode(), help="Paths the kernel sees as empty folders or files: the course's "
                 "roots, the grader's HOME, the outputs (autograder/engine/sandbox.py); empty: those of "
                 "this checkout's course (hidden_paths)").tag(config=True)
-    # nbclient's own: a print arrives in pieces (its text and its newline apart, or flushed as it
-    # goes), differently from run to run; one stream output per name makes the executed notebook,
-    # and the feedback page made from it, the same each time an answer is graded.
-    coalesce_streams = Bool(True, help="Join each cell's stream outputs of one name into one "
-                            "(nbclient's coalesce_streams)").tag(config=True)
     interrupt_grace = Float(5.0, help="Seconds a kernel gets to stop after the timeout's "
                             "interrupt; still busy then, it is killed").tag(config=True)
     memory_limit = Unicode("4G", help="Most memory a kernel may allocate, all its processes "
@@ -212,15 +208,23 @@ class GradingExecute(Execute):
         """With a feed, the cell may call input(): each request is answered here, by `feed(prompt)`,
         so that data reaches the kernel one piece at a time from this side, which counts it. With an
         epilogue, only its cells get the feed: the notebook's own cells see nbgrader's stdin (none)."""
-        if self.feed is None or (self.epilogue and not _in_epilogue(cell)):
-            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-        self.kc.allow_stdin = True
-        answering = asyncio.ensure_future(self._answer_input_requests())
         try:
-            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            if self.feed is None or (self.epilogue and not _in_epilogue(cell)):
+                return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            self.kc.allow_stdin = True
+            answering = asyncio.ensure_future(self._answer_input_requests())
+            try:
+                return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            finally:
+                answering.cancel()
+                self.kc.allow_stdin = False
         finally:
-            answering.cancel()
-            self.kc.allow_stdin = False
+            # A print arrives in pieces (its text and its newline apart, or flushed as it goes),
+            # differently from run to run: each run of same-named streams becomes one output, so
+            # the same answer graded twice gives the same notebook and the same feedback page.
+            # (Not nbclient's coalesce_streams: its carriage-return regex is quadratic in a line's
+            # length, and a 3 MB print held a grading job for minutes.)
+            cell.outputs = coalesced_outputs(cell.get("outputs", []))
 
     execute_cell = run_sync(async_execute_cell)  # nbclient binds its own at class level
 
