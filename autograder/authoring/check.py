@@ -101,11 +101,13 @@ class Plan:
     samples: dict[str, list[grading_folder.Sample]] = field(default_factory=dict)  # job label -> its answers
 
 
-def _cells(result: GradeResult, lost: bool) -> list[str]:
-    """'test_x 0/2 (CheckFailed: ...)' for each test cell that lost points (lost=True) or that
-    earned some (lost=False)."""
+def _cells(result: GradeResult, lost: bool, among: set[str] | None = None) -> list[str]:
+    """'test_x 0/2 (CheckFailed: ...)' for each test cell (of `among`, when given) that lost points
+    (lost=True) or that earned some (lost=False)."""
     out = []
     for gid, cell in result.cells.items():
+        if among is not None and gid not in among:
+            continue
         if (cell["score"] < cell["max_score"]) if lost else (cell["score"] > 0):
             error = f" ({cell['error']})" if cell.get("error") else ""
             out.append(f"{gid} {cell['score']:g}/{cell['max_score']:g}{error}")
@@ -416,7 +418,7 @@ def _judge_samples(label: str, group: list[grading_folder.Sample], result: Grade
                        for r in records]
         if right and lost and all(r["ok"] for r in records):
             records = [dict(r, ok=False, why=f"the run scored {result.score:g}/{result.max_score:g}: "
-                                           + "; ".join(c for c in _cells(result, lost=True) if c.split()[0] in lost))
+                                           + "; ".join(_cells(result, lost=True, among=lost)))
                        for r in records]
     problems = [f"gate '{gate}': {r['file']} ({r['exercise']}, run {label}): {r['why']}"
                 for r in records if not r["ok"]]

@@ -209,7 +209,7 @@ def validate_source(nb: NotebookNode, where: str) -> list[str]:
     return errors
 
 
-# -- leaks: what a release must not contain -------------------------------------------------------
+# -- outputs ---------------------------------------------------------------------------------------
 
 def coalesced_outputs(outputs: list) -> list:
     """A cell's outputs with each run of same-named stream outputs joined into one: a kernel may
@@ -225,6 +225,8 @@ def coalesced_outputs(outputs: list) -> list:
             joined.append(output)
     return joined
 
+
+# -- leaks: what a release must not contain -------------------------------------------------------
 
 def notebook_text_lines(nb: NotebookNode) -> list[str]:
     """Every line a reader of the notebook can see: cell sources and text outputs."""

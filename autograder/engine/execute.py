@@ -208,23 +208,15 @@ class GradingExecute(Execute):
         """With a feed, the cell may call input(): each request is answered here, by `feed(prompt)`,
         so that data reaches the kernel one piece at a time from this side, which counts it. With an
         epilogue, only its cells get the feed: the notebook's own cells see nbgrader's stdin (none)."""
+        if self.feed is None or (self.epilogue and not _in_epilogue(cell)):
+            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        self.kc.allow_stdin = True
+        answering = asyncio.ensure_future(self._answer_input_requests())
         try:
-            if self.feed is None or (self.epilogue and not _in_epilogue(cell)):
-                return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-            self.kc.allow_stdin = True
-            answering = asyncio.ensure_future(self._answer_input_requests())
-            try:
-                return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-            finally:
-                answering.cancel()
-                self.kc.allow_stdin = False
+            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         finally:
-            # A print arrives in pieces (its text and its newline apart, or flushed as it goes),
-            # differently from run to run: each run of same-named streams becomes one output, so
-            # the same answer graded twice gives the same notebook and the same feedback page.
-            # (Not nbclient's coalesce_streams: its carriage-return regex is quadratic in a line's
-            # length, and a 3 MB print held a grading job for minutes.)
-            cell.outputs = coalesced_outputs(cell.get("outputs", []))
+            answering.cancel()
+            self.kc.allow_stdin = False
 
     execute_cell = run_sync(async_execute_cell)  # nbclient binds its own at class level
 
@@ -297,6 +289,17 @@ class GradingExecute(Execute):
         return self.notebook_budget - (monotonic() - self._started)
 
     def preprocess_cell(self, cell, resources, index):
+        cell, resources = self._run_cell(cell, resources, index)
+        if cell.cell_type == "code":
+            # A print arrives in pieces (its text and its newline apart, or flushed as it goes),
+            # differently from run to run: each run of same-named streams becomes one output, so
+            # the same answer graded twice gives the same notebook and the same feedback page.
+            # (Not nbclient's coalesce_streams: its carriage-return regex is quadratic in a line's
+            # length, and a 3 MB print held a grading job for minutes.)
+            cell.outputs = coalesced_outputs(cell.get("outputs", []))
+        return cell, resources
+
+    def _run_cell(self, cell, resources, index):
         if cell.cell_type != "code" or not cell.source.strip():
             return super().preprocess_cell(cell, resources, index)
         if self._notebook_ran is None and _in_epilogue(cell):

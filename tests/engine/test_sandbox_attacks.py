@@ -23,7 +23,7 @@ import nbformat
 import pytest
 
 from autograder.batch.grade import grade
-from autograder.course.notebooks import grade_id, read_notebook
+from autograder.course.notebooks import coalesced_outputs, grade_id, read_notebook
 from autograder.course.settings import REPO_ROOT
 from autograder.engine import sandbox
 from tests.conftest import feedback_page
@@ -177,8 +177,8 @@ def attack_lines(notebook: Path) -> dict[str, str]:
     found = {}
     for cell in read_notebook(notebook).cells:
         # One print may reach the notebook as several stream outputs ('ATTACK', ' processes 48\n').
-        printed = "".join(str(o.get("text", "")) for o in cell.get("outputs", []) if o.get("name") == "stdout")
-        for line in printed.splitlines():
+        printed = [o for o in coalesced_outputs(cell.get("outputs", [])) if o.get("name") == "stdout"]
+        for line in "".join(str(o.get("text", "")) for o in printed).splitlines():
             if line.startswith("ATTACK "):
                 _, what, result = line.split(" ", 2)
                 found[what] = result
