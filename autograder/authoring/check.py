@@ -19,8 +19,9 @@ Gates, per assignment (docs/design.md, "The flow"):
   release sync  release/ is what nbgrader generates from source/ today;
   no leaks      release/ holds no solution line and no hidden test line.
 Solution, release, mutants, right and wrong answers are submissions to the engine that `grade`
-uses. A mutant is graded on the source notebook cut after the last test it names: later cells
-cannot change those tests' scores. Mutants and the release are judged by the notebook's tests alone
+uses. A mutant is graded on the source notebook up to the last test it names (later cells cannot
+change those tests' scores), in a family: the mutants of an assignment share one run, forked before
+each mutated cell (autograder/authoring/families.py). Mutants and the release are judged by the notebook's tests alone
 (no trusted run): a mutant must lose points to the tests a student's notebook holds. Right and wrong
 answers are graded as a student's notebook is, trusted run included; the k-th right answer of every
 exercise share one run (right answers of different exercises stay right together), and so do the
@@ -40,7 +41,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from autograder.authoring import leaks
+from autograder.authoring import families, leaks
 from autograder.batch.backends import add_backend_options, make_backend
 from autograder.batch.session import GradingSession
 from autograder.course import exercises, grading_folder, points
@@ -56,6 +57,7 @@ from autograder.course.notebooks import (
     write_notebook,
 )
 from autograder.engine.job import GradeJob, GradeResult, default_jobs
+from autograder.engine.nbgrader_setup import cell_timeout
 from autograder.engine.template import GenerationError, Template, build_template
 from autograder.probes import ProbeError
 
@@ -99,6 +101,8 @@ class Plan:
     problems: list[str]
     sizes: dict[str, int] = field(default_factory=dict)  # job label -> cells it runs
     samples: dict[str, list[grading_folder.Sample]] = field(default_factory=dict)  # job label -> its answers
+    # job label -> the mutant family it runs, and the folder its executed notebook is kept in
+    family_runs: dict[str, tuple[families.Family, Path]] = field(default_factory=dict)
 
 
 def _cells(result: GradeResult, lost: bool, among: set[str] | None = None) -> list[str]:
@@ -142,20 +146,25 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
     for path in paths:
         try:
             mutant = parse_mutant(path)
-            mutated = apply_mutant(source_nb, mutant)
+            apply_mutant(source_nb, mutant)  # raises where the mutant does not fit the notebook
         except MutantError as error:
             problems.append(f"gate 'mutants': {error}")
             continue
-        notebook = scratch / assignment / f"{mutant.name}.ipynb"
-        write_notebook(mutated, notebook)
-        label = f"mutant:{mutant.name}"
-        mutants[label] = mutant
-        sizes[label] = len(mutated.cells)
-        # Judged by the notebook's tests alone: the trusted run would withdraw the points a weak
-        # test gave away and hide that weakness (tests/test_grading_folders.py proves separately
-        # that every mutant fails its probe).
-        jobs.append(GradeJob(student_id=f"mutant-{mutant.name}", notebook=notebook, label=label,
-                             restore_missing_cells=False, verify=False, **common))
+        mutants[f"mutant:{mutant.name}"] = mutant
+    # Judged by the notebook's tests alone: the trusted run would withdraw the points a weak test
+    # gave away and hide that weakness (tests/test_grading_folders.py proves separately that every
+    # mutant fails its probe). Graded in families: one run, a forked child per mutant (families.py).
+    found_families = {}
+    for family in families.families(source_nb, list(mutants.values()), cell_timeout(timeout)):
+        name = family.label.replace(":", "-")
+        notebook = scratch / assignment / f"{name}.ipynb"
+        write_notebook(family.notebook, notebook)
+        kept = scratch / assignment / name
+        found_families[family.label] = (family, kept)
+        sizes[family.label] = family.size
+        jobs.append(GradeJob(student_id=name, notebook=notebook, label=family.label,
+                             restore_missing_cells=False, verify=False, autograded_dir=kept,
+                             **dict(common, timeout=family.timeout)))
     if len(paths) < MIN_MUTANTS:
         problems.append(f"gate 'mutant count': {len(paths)} mutant(s) in "
                         f"{folder.relative_to(course.root)}/, at least {MIN_MUTANTS} needed "
@@ -169,7 +178,7 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
             samples[label] = group
             sizes[label] = len(source_nb.cells)
             jobs.append(GradeJob(student_id=f"{gate}-{index}", notebook=notebook, label=label, **common))
-    return Plan(assignment, jobs, mutants, len(paths), problems, sizes, samples)
+    return Plan(assignment, jobs, mutants, len(paths), problems, sizes, samples, found_families)
 
 
 def sample_groups(course: Course, assignment: str, kind: str, model: Exercises) -> list[list[grading_folder.Sample]]:
@@ -375,7 +384,8 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
         solution_score=solution.score if solution and solution.status == "graded" else None,
         release_score=release.score if release and release.status == "graded" else None,
         mutants_caught=caught, mutants_total=plan.mutants_total,
-        seconds=round(sum(r.seconds for r in results), 1), tests=len(info.exercises.tests),
+        seconds=round(sum(r.seconds for r in results if r.label not in plan.mutants), 1),
+        tests=len(info.exercises.tests),
         solution_seconds=solution.seconds if solution else None, failures=failures,
         runs=[{"label": r.label, "status": r.status, "score": r.score, "seconds": r.seconds,
                "reason": r.reason} for r in results], samples=sample_records)
@@ -463,8 +473,20 @@ def _check(course: Course, assignments: list[str], session: GradingSession, time
     jobs = sorted(((job, p.sizes.get(job.label, 0)) for p in plans for job in p.jobs),
                   key=lambda pair: (pair[0].label == "release", -pair[1]))
     results = session.run([job for job, _ in jobs], on_result=progress)
-    return [evaluate(p, template, [r for r in results if r.assignment == p.assignment],
-                     extra[p.assignment]) for p in plans]
+    return [evaluate(p, template, [r for r in results if r.assignment == p.assignment]
+                     + mutant_results(p, results), extra[p.assignment]) for p in plans]
+
+
+def mutant_results(plan: Plan, results: list[GradeResult]) -> list[GradeResult]:
+    """A result per mutant of `plan`, read from its family's run."""
+    by_label = {r.label: r for r in results if r.assignment == plan.assignment}
+    out = []
+    for label, (family, kept) in plan.family_runs.items():
+        run = by_label[label]
+        path = families.executed_path(kept, plan.assignment)
+        executed = read_notebook(path) if run.status == "graded" and path.is_file() else None
+        out += families.results(family, run, executed)
+    return out
 
 
 def format_table(reports: list[AssignmentReport]) -> str:
@@ -542,7 +564,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
     report_path = args.report or course.build_dir / REPORT_NAME
     write_report(reports, report_path, course)
     wall = time.perf_counter() - start
-    runs = sum(len(r.runs) for r in reports)
+    runs = sum(1 for r in reports for run in r.runs if not run["label"].startswith("mutant:"))
     print(format_table(reports))
     kernels = "cold" if args.cold_kernels else "warm"
     print(f"\n{runs} graded runs in {wall:.1f} s, {args.jobs or default_jobs()} at a time, "

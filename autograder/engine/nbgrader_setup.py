@@ -66,6 +66,13 @@ def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int |
     return config
 
 
+def cell_timeout(timeout: int | None = None) -> int:
+    """Seconds per cell a grading run gets: `timeout`, or nbgrader_config.py's."""
+    if timeout is not None:
+        return int(timeout)
+    return int(PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config().Execute.timeout)
+
+
 @contextmanager
 def nbgrader_log(name: str) -> Iterator[tuple[logging.Logger, StringIO]]:
     """A private logger for one nbgrader converter, recording into a string.
