@@ -21,8 +21,8 @@ Gates, per assignment (docs/design.md, "The flow"):
 Solution, release, mutants, right and wrong answers are submissions to the engine that `grade`
 uses. A mutant is graded on the source notebook up to the last test it names (later cells cannot
 change those tests' scores), in a family: the mutants of an assignment share one run, forked before
-each mutated cell (autograder/authoring/families.py). Mutants and the release are judged by the notebook's tests alone
-(no trusted run): a mutant must lose points to the tests a student's notebook holds. Right and wrong
+each mutated cell (autograder/authoring/families.py). Mutants and the release are judged by the
+notebook's tests alone (no trusted run): a mutant must lose points to the tests a student's notebook holds. Right and wrong
 answers are graded as a student's notebook is, trusted run included; the k-th right answer of every
 exercise share one run (right answers of different exercises stay right together), and so do the
 k-th wrong answers (each must fail its own exercise only, so one cannot hide another).
@@ -101,8 +101,8 @@ class Plan:
     problems: list[str]
     sizes: dict[str, int] = field(default_factory=dict)  # job label -> cells it runs
     samples: dict[str, list[grading_folder.Sample]] = field(default_factory=dict)  # job label -> its answers
-    # job label -> the mutant family it runs, and the folder its executed notebook is kept in
-    family_runs: dict[str, tuple[families.Family, Path]] = field(default_factory=dict)
+    # job label -> the mutant family it runs, and its job (which keeps the executed notebook)
+    family_runs: dict[str, tuple[families.Family, GradeJob]] = field(default_factory=dict)
 
 
 def _cells(result: GradeResult, lost: bool, among: set[str] | None = None) -> list[str]:
@@ -159,12 +159,12 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
         name = family.label.replace(":", "-")
         notebook = scratch / assignment / f"{name}.ipynb"
         write_notebook(family.notebook, notebook)
-        kept = scratch / assignment / name
-        found_families[family.label] = (family, kept)
+        job = GradeJob(student_id=name, notebook=notebook, label=family.label,
+                       restore_missing_cells=False, verify=False, autograded_dir=scratch / assignment / name,
+                       **dict(common, timeout=family.timeout))
+        found_families[family.label] = (family, job)
         sizes[family.label] = family.size
-        jobs.append(GradeJob(student_id=name, notebook=notebook, label=family.label,
-                             restore_missing_cells=False, verify=False, autograded_dir=kept,
-                             **dict(common, timeout=family.timeout)))
+        jobs.append(job)
     if len(paths) < MIN_MUTANTS:
         problems.append(f"gate 'mutant count': {len(paths)} mutant(s) in "
                         f"{folder.relative_to(course.root)}/, at least {MIN_MUTANTS} needed "
@@ -481,10 +481,10 @@ def mutant_results(plan: Plan, results: list[GradeResult]) -> list[GradeResult]:
     """A result per mutant of `plan`, read from its family's run."""
     by_label = {r.label: r for r in results if r.assignment == plan.assignment}
     out = []
-    for label, (family, kept) in plan.family_runs.items():
+    for label, (family, job) in plan.family_runs.items():
         run = by_label[label]
-        path = families.executed_path(kept, plan.assignment)
-        executed = read_notebook(path) if run.status == "graded" and path.is_file() else None
+        kept = job.kept_notebook
+        executed = read_notebook(kept) if run.status == "graded" and kept.is_file() else None
         out += families.results(family, run, executed)
     return out
 

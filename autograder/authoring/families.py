@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_output
@@ -195,7 +194,3 @@ def results(family: Family, run: GradeResult, executed: NotebookNode | None) -> 
         out.append(record(member, "graded", cells=cells, seconds=float(said[member.label].get("seconds", 0))))
     return out
 
-
-def executed_path(folder: Path, assignment: str) -> Path:
-    """Where the engine keeps a family's executed notebook (GradeJob.autograded_dir=folder)."""
-    return Path(folder) / f"{assignment}.ipynb"

@@ -141,8 +141,8 @@ class Journal:
         except TypeError:  # written by another version of GradeResult
             return None
         if result.status == "graded":
-            for folder, suffix in ((job.feedback_dir, "html"), (job.autograded_dir, "ipynb")):
-                if folder is not None and not (Path(folder) / f"{job.assignment}.{suffix}").is_file():
+            for made in (job.feedback_file, job.kept_notebook):
+                if made is not None and not made.is_file():
                     return None
         return result
 

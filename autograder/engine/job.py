@@ -150,6 +150,16 @@ class GradeJob:
     verify_key: str = ""  # secret mixed into the probes' seed; empty: a fresh one per run
     course_root: Path | None = None  # the course whose grading/ holds the probes; None: default_root()
 
+    @property
+    def feedback_file(self) -> Path | None:
+        """The feedback page the job writes (feedback_dir/<assignment>.html), if it writes one."""
+        return None if self.feedback_dir is None else Path(self.feedback_dir) / f"{self.assignment}.html"
+
+    @property
+    def kept_notebook(self) -> Path | None:
+        """The executed notebook the job keeps (autograded_dir/<assignment>.ipynb), if it keeps one."""
+        return None if self.autograded_dir is None else Path(self.autograded_dir) / f"{self.assignment}.ipynb"
+
 
 @dataclass
 class GradeResult:
@@ -273,12 +283,11 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
         result.status, result.failure = "graded", Failure.NONE
         if trusted is not None:
             _verify(job, repaired, source_nb, config, course, autograded, result, logger, trusted)
-        if job.feedback_dir is not None:
+        if job.feedback_file is not None:
             GenerateFeedback(coursedir=coursedir, config=config, log=logger).start()
-            _copy(course / "feedback" / student / assignment / f"{assignment}.html",
-                  Path(job.feedback_dir) / f"{assignment}.html")
-        if job.autograded_dir is not None:
-            _copy(autograded, Path(job.autograded_dir) / f"{assignment}.ipynb")
+            _copy(course / "feedback" / student / assignment / f"{assignment}.html", job.feedback_file)
+        if job.kept_notebook is not None:
+            _copy(autograded, job.kept_notebook)
 
 
 @dataclass

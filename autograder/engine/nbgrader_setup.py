@@ -46,8 +46,7 @@ def load_config(course_dir: Path, *, db_path: Path | None = None, timeout: int |
     The pipelines (GradingExecute, the cell repairs) are the file's own: nothing here changes
     what `nbgrader autograde` does with that file as its configuration.
     """
-    loader = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent))
-    config = loader.load_config()
+    config = _file_config()
     course_dir = Path(course_dir).resolve()
     db_path = Path(db_path) if db_path is not None else course_dir / "gradebook.db"
     overrides = Config()
@@ -70,7 +69,12 @@ def cell_timeout(timeout: int | None = None) -> int:
     """Seconds per cell a grading run gets: `timeout`, or nbgrader_config.py's."""
     if timeout is not None:
         return int(timeout)
-    return int(PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config().Execute.timeout)
+    return int(_file_config().Execute.timeout)
+
+
+def _file_config() -> Config:
+    """nbgrader_config.py's settings, as nbgrader's CLI reads them."""
+    return PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config()
 
 
 @contextmanager

@@ -57,8 +57,9 @@ def test_one_run_forks_a_child_per_mutant_in_notebook_order(fixture_course):
 
 
 def test_a_mutant_that_never_ends_or_kills_its_process_is_caught_and_its_family_goes_on(fixture_course):
-    """A loop that ignores nothing, one that swallows the interrupt, and a process killed outright:
-    each loses its tests' points; the other mutants of the family are graded as before."""
+    """A mutant that never returns (stopped by the cell's timeout) and one that kills its process
+    outright: each loses its tests' points; the other mutants of the family are graded as before.
+    (A child that swallows the interrupt: test_a_child_that_ignores_the_interrupt_is_killed.)"""
     add_mutant(fixture_course, "loops", "scale", "test_scale",
                "def scale(x, factor):\n    while True:\n        pass\n")
     add_mutant(fixture_course, "kills_itself", "scale", "test_scale",
