@@ -46,6 +46,23 @@ def feedback_page(grades_dir: Path, course: Course, student_id: str, assignment:
     return page_path(grades_dir, student_id, assignment).read_text(encoding="utf-8")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_kernel_server_per_worker():
+    """One warm kernel server for all the grading sessions of this test process (and of the
+    commands its tests start): each session would otherwise start its own and preload torch again,
+    about 5 CPU-seconds, and the suite starts a hundred. A session whose kernels would get another
+    environment (a test that sets a variable kernels keep) starts its own (kernel_server.SHARED)."""
+    from autograder.engine.kernel_server import SHARED, KernelServer
+
+    with KernelServer() as server:
+        if server.shared:
+            os.environ[SHARED] = server.shared
+        try:
+            yield server
+        finally:
+            os.environ.pop(SHARED, None)
+
+
 @pytest.fixture
 def fixture_course(tmp_path) -> Course:
     """A fresh copy of the fixture course, not yet released."""

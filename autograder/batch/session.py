@@ -129,7 +129,7 @@ class GradingSession:
             # Each kernel hides all of it but its own job's folder.
             self.hide = hidden_paths(self.course.root, *self.hidden, self.dir)
             if self.backend.local:  # started first: it preloads torch while the caller prepares
-                server = stack.enter_context(KernelServer(self.warm_kernels))
+                server = stack.enter_context(KernelServer(self.warm_kernels, reuse=True))
                 self.kernel_server = server.socket
             # Warm or cold, kernels enter the same sandbox: what this machine allows is what they get.
             self.warnings += sandbox.problems()

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import array
 import atexit
+import hashlib
 import json
 import os
 import resource
@@ -441,32 +442,55 @@ def _cold(command: list[str], options: Options, group, outbox: int | None) -> in
 
 # -- starting and stopping a server ----------------------------------------------------------------
 
+# A server that a caller started for several grading sessions (a test run: one per worker, tests/conftest.py):
+# "<digest>:<socket>", the digest that of the environment its kernels get (server_environment).
+# A session whose kernels would get another environment, or another Python, starts its own.
+SHARED = "AUTOGRADER_KERNEL_SERVER"
+
+
+def server_environment() -> dict[str, str]:
+    """The server's environment, which is its kernels' (a forked kernel's /proc/self/environ shows
+    it): the allow-list, with the grading workers' MPLBACKEND (autograder/engine/job.py)."""
+    return sandbox.kernel_environment({**os.environ, "MPLBACKEND": os.environ.get("MPLBACKEND", "Agg")},
+                                      home=os.environ.get("HOME", "/"))
+
+
+def _digest(env: dict[str, str]) -> str:
+    text = json.dumps([sys.executable, PRELOAD, sorted(env.items())])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 class KernelServer:
     """A kernel server for the length of a `with` block.
 
     `.socket` is its address once it listens, or None where it cannot run (no fork, no Unix
     sockets, AUTOGRADER_WARM_KERNELS=0, or it failed to start): callers then use ordinary
     kernels. Entering returns as soon as the socket listens; the preloading goes on meanwhile.
+    reuse: take the server that SHARED names instead, when its kernels get exactly the environment
+    this one's would (nothing is started or stopped then). `.shared` is what SHARED should hold for
+    others to reuse this one.
     """
 
-    def __init__(self, enabled: bool | None = None, start_timeout: float = 30.0):
+    def __init__(self, enabled: bool | None = None, start_timeout: float = 30.0, reuse: bool = False):
         if enabled is None:
             enabled = os.environ.get("AUTOGRADER_WARM_KERNELS", "1") not in ("0", "false", "no")
         self.enabled = enabled and hasattr(socket, "AF_UNIX") and hasattr(os, "fork")
-        self.start_timeout = start_timeout
+        self.start_timeout, self.reuse = start_timeout, reuse
         self.socket: str | None = None
+        self.shared: str | None = None
         self._process: subprocess.Popen | None = None
         self._dir: str | None = None
 
     def __enter__(self) -> KernelServer:
         if not self.enabled:
             return self
+        env = server_environment()
+        digest, _, path = os.environ.get(SHARED, "").partition(":")
+        if self.reuse and digest == _digest(env) and os.path.exists(path):
+            self.socket = path  # a launcher that finds no server there starts a cold kernel
+            return self
         self._dir = tempfile.mkdtemp(prefix="agk-", dir="/tmp" if os.path.isdir("/tmp") else None)
         path = os.path.join(self._dir, "s")  # short: Unix socket paths stop at ~100 bytes
-        # The server's environment is the kernels' (a forked kernel's /proc/self/environ shows it):
-        # the allow-list, with the grading workers' MPLBACKEND (autograder/engine/job.py).
-        env = sandbox.kernel_environment({**os.environ, "MPLBACKEND": os.environ.get("MPLBACKEND", "Agg")},
-                                         home=os.environ.get("HOME", "/"))
         self._process = subprocess.Popen(
             [sys.executable, "-I", "-m", "autograder.engine.kernel_server", "serve", path],
             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
@@ -477,6 +501,7 @@ class KernelServer:
                 if selector.select(timeout=0.1):
                     if self._process.stdout.readline().strip() == "listening":
                         self.socket = path
+                        self.shared = f"{_digest(env)}:{path}"
                     break
         if self.socket is None:
             print("autograder: the kernel server did not start; every kernel starts cold (slower)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,24 @@ def test_a_job_folder_that_will_not_go_away_at_once_fails_nothing(tmp_path, monk
     with engine.scratch_folder(tmp_path) as folder:
         pass
     assert Path(folder).exists()  # left for the session's own folder, which goes at its end
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the kernel server forks")
+def test_sessions_share_the_server_a_caller_started_while_their_kernels_get_its_environment(
+        fixture_course: Course, monkeypatch):
+    """A test run starts one kernel server per worker (tests/conftest.py) and every session
+    forks its kernels from it; a session whose kernels would get another environment starts its
+    own, so no kernel ever runs with a variable its session did not give it."""
+    from autograder.engine.kernel_server import SHARED, KernelServer
+
+    monkeypatch.setattr(cgroups, "problem", lambda: None)
+    with KernelServer(enabled=True) as shared:
+        monkeypatch.setenv(SHARED, shared.shared)
+        with session.GradingSession(fixture_course, "check", warn=lambda line: None) as run:
+            assert run.kernel_server == shared.socket
+        assert shared._process.poll() is None  # the session left it running for the next one
+        with KernelServer(enabled=True) as unasked:  # taking it is the caller's choice
+            assert unasked.socket not in (None, shared.socket)
+        monkeypatch.setenv("PYTORCH_COURSE_OFFLINE", "another value")  # a variable kernels keep
+        with session.GradingSession(fixture_course, "check", warn=lambda line: None) as run:
+            assert run.kernel_server not in (None, shared.socket)
