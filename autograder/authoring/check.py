@@ -155,7 +155,15 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
     # gave away and hide that weakness (tests/test_grading_folders.py proves separately that every
     # mutant fails its probe). Graded in families: one run, a forked child per mutant (families.py).
     found_families = {}
-    for family in families.families(source_nb, list(mutants.values()), cell_timeout(timeout)):
+    forked = families.forking_works()
+    for label, mutant in ([] if forked else mutants.items()):  # a run each where forks cannot use CUDA
+        alone = families.alone(source_nb, mutant)
+        notebook = scratch / assignment / f"{label.replace(':', '-')}.ipynb"
+        write_notebook(alone, notebook)
+        jobs.append(GradeJob(student_id=label.replace(":", "-"), notebook=notebook, label=label,
+                             restore_missing_cells=False, verify=False, **common))
+        sizes[label] = len(alone.cells)
+    for family in families.families(source_nb, list(mutants.values()) if forked else [], cell_timeout(timeout)):
         name = family.label.replace(":", "-")
         notebook = scratch / assignment / f"{name}.ipynb"
         write_notebook(family.notebook, notebook)

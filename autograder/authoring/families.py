@@ -15,6 +15,12 @@ the tests before the mutated cell score as in the family's own run. A control ch
 the unmutated cells from the family's first replaced cell to its last named test: it must pass every
 test it runs, or the family's mutants are reported as not graded (a fork that differs from the
 notebook would otherwise pass for a caught mutant).
+
+Where the kernels can use CUDA, nothing is forked (`forking_works`): CUDA cannot be initialized again
+in a forked child, and every notebook's setup cell initializes it there (the device's name). Seen on
+an H200, 2026-11-28: every control child of 08's family lost its CUDA tests ("Cannot re-initialize
+CUDA in forked subprocess"), so all 41 mutants were reported not graded. `check` then grades each
+mutant as a notebook of its own, as before the families (`alone`).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader import utils
 
-from autograder.course.mutants import Mutant
+from autograder.course.mutants import Mutant, apply_mutant
 from autograder.course.notebooks import cell_index, grade_id, is_test
 from autograder.engine.job import GradeResult
 from autograder.probes.forked_cells import MARK
@@ -59,6 +65,22 @@ class Family:
     def size(self) -> int:
         """Cells run in all, the parent's and the children's (longest first keeps workers busy)."""
         return len(self.notebook.cells) + sum(len(m.cells) for m in self.members)
+
+
+def forking_works() -> bool:
+    """Whether a forked kernel can do what its parent could: not where CUDA is available (this
+    process sees the devices its kernels see)."""
+    try:
+        import torch
+    except ImportError:
+        return True
+    return not torch.cuda.is_available()
+
+
+def alone(source_nb: NotebookNode, mutant: Mutant) -> NotebookNode:
+    """The notebook that grades `mutant` in a run of its own: the source with the mutant in place of
+    its cell, cut after the last test it names (later cells cannot change those tests' scores)."""
+    return apply_mutant(source_nb, mutant)
 
 
 def families(source_nb: NotebookNode, mutants: list[Mutant], cell_timeout: int,

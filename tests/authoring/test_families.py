@@ -142,3 +142,21 @@ def test_a_child_that_ignores_the_interrupt_is_killed(tmp_path):
     said = json.loads(out.stdout.splitlines()[-1])["autograder_forked"]
     assert said["ended"] == "killed after 4 s" and [r["index"] for r in said["ran"]] == [0]
     assert said["seconds"] < 15
+
+
+def test_where_kernels_can_use_cuda_each_mutant_is_graded_in_a_run_of_its_own(fixture_course, monkeypatch):
+    """CUDA cannot be initialized again in a forked child, and on a GPU every setup cell initializes
+    it: on an H200 every control child of 08's family lost its CUDA tests and all 41 mutants were
+    reported not graded. Where CUDA is available (this process sees what its kernels see), check
+    forks nothing: each mutant is a run of its own, cut after its last test, and is still caught."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    release(fixture_course)
+    (report,) = check(fixture_course, [ASSIGNMENT], n_jobs=2)
+    assert report.mutants_caught == report.mutants_total == 4, report.failures
+    by_label = runs(report)
+    assert not [label for label in by_label if label.startswith("mutants:")], "a family was forked"
+    assert sorted(label for label in by_label if label.startswith("mutant:")) == sorted(
+        f"mutant:{m.name}" for m in load_mutants(grading_folder.folder(fixture_course.root, ASSIGNMENT) / "mutants"))
+    assert by_label["mutant:sum_not_mean"]["score"] == 3  # scale's tests kept, mean_square's lost
