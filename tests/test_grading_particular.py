@@ -277,3 +277,24 @@ def test_08_no_batch_size_makes_an_unsynchronized_reading_look_per_sample():
     module = probe.make_inputs.__globals__  # the probe file's constants
     sizes = {int(probe.make_inputs(np.random.default_rng(seed))["step.counts"][2]) for seed in range(200)}
     assert sizes and all(abs(module["LAUNCH"] * size / module["STEP"] - 1) >= 0.25 for size in sizes), sorted(sizes)
+
+
+@pytest.mark.parametrize("mutant_file", ["autocast_ignores_dtype", None])
+def test_08_the_visible_autocast_test_holds_where_cuda_is_available(mutant_file, monkeypatch):
+    """Where CUDA is available the visible test's mocked-CUDA branch is skipped, and on a CPU
+    autocast's default is the bfloat16 it asks for: on an H200 autocast without dtype= passed it.
+    It asks the CPU for float16 too, so the mutant fails it there as anywhere; the solution passes."""
+    name = "08_gpu_batch_timing"
+    replace = {}
+    if mutant_file:
+        mutant = parse_mutant(grading_folder.folder(COURSE.root, name) / "mutants" / f"{mutant_file}.py")
+        replace = {mutant.replaces: mutant.code}
+    names = namespace(name, replace)
+    source = read_notebook(COURSE.source_notebook(name))
+    test = next(cell.source for cell in source.cells if grade_id(cell) == "test_autocast_forward")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    if mutant_file:
+        with pytest.raises(AssertionError, match="float16"):
+            exec(test, names)
+    else:
+        exec(test, names)
