@@ -367,6 +367,7 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
             failures.append(f"gate 'release': the untouched release notebook scored "
                             f"{release.score:g}, points that need no answer: "
                             + "; ".join(_cells(release, lost=False)))
+    forked = set(plan.mutants) if plan.family_runs else set()  # a family's children: no run of their own
     caught = 0
     for label, mutant in plan.mutants.items():
         result = by_label[label]
@@ -392,11 +393,11 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
         solution_score=solution.score if solution and solution.status == "graded" else None,
         release_score=release.score if release and release.status == "graded" else None,
         mutants_caught=caught, mutants_total=plan.mutants_total,
-        seconds=round(sum(r.seconds for r in results if r.label not in plan.mutants), 1),
+        seconds=round(sum(r.seconds for r in results if r.label not in forked), 1),
         tests=len(info.exercises.tests),
         solution_seconds=solution.seconds if solution else None, failures=failures,
         runs=[{"label": r.label, "status": r.status, "score": r.score, "seconds": r.seconds,
-               "reason": r.reason} for r in results], samples=sample_records)
+               "reason": r.reason, "forked": r.label in forked} for r in results], samples=sample_records)
 
 
 def _judge_samples(label: str, group: list[grading_folder.Sample], result: GradeResult | None,
@@ -572,7 +573,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
     report_path = args.report or course.build_dir / REPORT_NAME
     write_report(reports, report_path, course)
     wall = time.perf_counter() - start
-    runs = sum(1 for r in reports for run in r.runs if not run["label"].startswith("mutant:"))
+    runs = sum(1 for r in reports for run in r.runs if not run.get("forked"))
     print(format_table(reports))
     kernels = "cold" if args.cold_kernels else "warm"
     print(f"\n{runs} graded runs in {wall:.1f} s, {args.jobs or default_jobs()} at a time, "

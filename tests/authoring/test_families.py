@@ -70,6 +70,9 @@ def test_a_mutant_that_never_ends_or_kills_its_process_is_caught_and_its_family_
     by_label = runs(report)
     assert by_label["mutant:kills_itself"]["score"] == 0  # nothing it runs passes: every test it names is 0
     assert by_label["mutant:loops"]["status"] == "graded"
+    # the children are no runs of their own (check's count of graded runs leaves them out); the family is
+    assert {r["label"] for r in report.runs if r["forked"]} == {
+        r["label"] for r in report.runs if r["label"].startswith("mutant:")} and not by_label["mutants:1"]["forked"]
     assert by_label["mutant:sum_not_mean"]["score"] == 3  # scale's 3 points, then mean_square's tests lost
 
 
@@ -160,3 +163,4 @@ def test_where_kernels_can_use_cuda_each_mutant_is_graded_in_a_run_of_its_own(fi
     assert sorted(label for label in by_label if label.startswith("mutant:")) == sorted(
         f"mutant:{m.name}" for m in load_mutants(grading_folder.folder(fixture_course.root, ASSIGNMENT) / "mutants"))
     assert by_label["mutant:sum_not_mean"]["score"] == 3  # scale's tests kept, mean_square's lost
+    assert not [r for r in report.runs if r["forked"]]  # each a run of its own: counted, timed
