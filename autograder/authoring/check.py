@@ -142,11 +142,11 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
     problems += points_problems(source_nb, assignment, model)
     folder = grading_folder.folder(course.root, assignment) / "mutants"
     paths = grading_folder.files(course.root, assignment, "mutants")
-    mutants = {}
+    mutants, applied = {}, {}
     for path in paths:
         try:
             mutant = parse_mutant(path)
-            apply_mutant(source_nb, mutant)  # raises where the mutant does not fit the notebook
+            applied[f"mutant:{mutant.name}"] = apply_mutant(source_nb, mutant)  # raises where it does not fit
         except MutantError as error:
             problems.append(f"gate 'mutants': {error}")
             continue
@@ -156,13 +156,13 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
     # mutant fails its probe). Graded in families: one run, a forked child per mutant (families.py).
     found_families = {}
     forked = families.forking_works()
-    for label, mutant in ([] if forked else mutants.items()):  # a run each where forks cannot use CUDA
-        alone = families.alone(source_nb, mutant)
-        notebook = scratch / assignment / f"{label.replace(':', '-')}.ipynb"
-        write_notebook(alone, notebook)
-        jobs.append(GradeJob(student_id=label.replace(":", "-"), notebook=notebook, label=label,
+    for label in ([] if forked else mutants):  # a run each, cut after its last test, where forks cannot use CUDA
+        name = label.replace(":", "-")
+        notebook = scratch / assignment / f"{name}.ipynb"
+        write_notebook(applied[label], notebook)
+        jobs.append(GradeJob(student_id=name, notebook=notebook, label=label,
                              restore_missing_cells=False, verify=False, **common))
-        sizes[label] = len(alone.cells)
+        sizes[label] = len(applied[label].cells)
     for family in families.families(source_nb, list(mutants.values()) if forked else [], cell_timeout(timeout)):
         name = family.label.replace(":", "-")
         notebook = scratch / assignment / f"{name}.ipynb"

@@ -20,7 +20,7 @@ Where the kernels can use CUDA, nothing is forked (`forking_works`): CUDA cannot
 in a forked child, and every notebook's setup cell initializes it there (the device's name). Seen on
 an H200, 2026-11-28: every control child of 08's family lost its CUDA tests ("Cannot re-initialize
 CUDA in forked subprocess"), so all 41 mutants were reported not graded. `check` then grades each
-mutant as a notebook of its own, as before the families (`alone`).
+mutant as a notebook of its own, cut after its last test, as before the families.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader import utils
 
-from autograder.course.mutants import Mutant, apply_mutant
+from autograder.course.mutants import Mutant
 from autograder.course.notebooks import cell_index, grade_id, is_test
 from autograder.engine.job import GradeResult
 from autograder.probes.forked_cells import MARK
@@ -75,12 +75,6 @@ def forking_works() -> bool:
     except ImportError:
         return True
     return not torch.cuda.is_available()
-
-
-def alone(source_nb: NotebookNode, mutant: Mutant) -> NotebookNode:
-    """The notebook that grades `mutant` in a run of its own: the source with the mutant in place of
-    its cell, cut after the last test it names (later cells cannot change those tests' scores)."""
-    return apply_mutant(source_nb, mutant)
 
 
 def families(source_nb: NotebookNode, mutants: list[Mutant], cell_timeout: int,
