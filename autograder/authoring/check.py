@@ -2,7 +2,9 @@
 
 Gates, per assignment (docs/design.md, "The flow"):
   solution      the source notebook, graded as a submission, scores full marks;
-  release       the untouched release notebook scores 0 on every test cell;
+  release       the untouched release notebook scores 0 on every test cell, and every visible test
+                fails with an error that teaches (not a NameError, an ImportError or a
+                SyntaxError: a notebook broken for a student who has not started, BROKEN);
   mutants       every mutant in grading/<assignment>/mutants/ loses points on each test it names;
   mutant count  at least four mutants (MIN_MUTANTS);
   grading folder  grading/<assignment>/ exists, and its probe.py loads (autograder/course/grading_folder.py);
@@ -62,6 +64,9 @@ from autograder.engine.template import GenerationError, Template, build_template
 from autograder.probes import ProbeError
 
 MIN_MUTANTS = 4
+# Errors that say the notebook is broken for a student, not that an exercise is unsolved: an
+# untouched release's visible test must not fail with one (gate 'release').
+BROKEN = ("NameError", "ModuleNotFoundError", "ImportError", "SyntaxError", "IndentationError")
 REPORT_NAME = "course-report.json"
 # Keys every report object has (docs/design.md); the rest are extras for people and tests.
 REPORT_KEYS = ("assignment", "max_score", "solution_score", "release_score", "mutants_caught",
@@ -367,6 +372,14 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
             failures.append(f"gate 'release': the untouched release notebook scored "
                             f"{release.score:g}, points that need no answer: "
                             + "; ".join(_cells(release, lost=False)))
+        if release.status == "graded":
+            broken = [f"{gid} ({cell['error']})" for gid, cell in release.cells.items()
+                      if gid in info.exercises.tests and not info.exercises.tests[gid].hidden
+                      and cell["error"].split(":")[0] in BROKEN]
+            if broken:
+                failures.append("gate 'release': on the untouched release notebook, "
+                                + "; ".join(broken) + ": a student who has not started should "
+                                "read what to do, not a broken notebook")
     forked = set(plan.mutants) if plan.family_runs else set()  # a family's children: no run of their own
     caught = 0
     for label, mutant in plan.mutants.items():

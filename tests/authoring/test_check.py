@@ -46,6 +46,13 @@ def test_a_sound_assignment_passes_every_gate(fixture_course, capsys):
 
 @pytest.mark.slow
 def test_each_gate_fails_loudly_naming_assignment_gate_and_culprit(fixture_course, capsys):
+    # An answer cell whose solution region stands at its top: the release's stub raises before the
+    # function is defined, so an untouched notebook's test fails with a NameError, not a lesson.
+    path = fixture_course.source_notebook("00_fixture")
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if grade_id(c) == "mean_square")
+    cell.source = "### BEGIN SOLUTION\n_POWER = 2\n### END SOLUTION\n" + cell.source.replace("** 2", "** _POWER")
+    nbformat.write(nb, path)
     release(fixture_course)
     mutants = mutants_dir(fixture_course)
     # A real mistake the test it names does not see: test_scale only uses a positive factor.
@@ -98,6 +105,9 @@ def test_each_gate_fails_loudly_naming_assignment_gate_and_culprit(fixture_cours
     assert "names_a_ghost.py: '# caught by: test_mean_sqaure' names no test cell" in failures
     assert "gate 'release': the untouched release notebook scored 3" in failures
     assert "test_scale 1/1" in failures and "test_scale_hidden 2/2" in failures
+    assert ("gate 'release': on the untouched release notebook, test_mean_square (NameError: name "
+            "'mean_square' is not defined): a student who has not started should read what to do") in failures
+    assert "test_mean_square_hidden (" not in failures  # a hidden test may fail as it likes
     assert "gate 'release sync': release/00_fixture/ differs from a fresh generation" in failures
     assert ("gate 'validate': nbgrader's validator (a student's Validate button) and a plain `nbgrader "
             "autograde` fail the source notebook's test_mean_square_hidden") in failures
