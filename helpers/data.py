@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 
 # The lectures' running example: a two-layer ReLU net on random data.
@@ -30,13 +34,29 @@ def digits(normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
     Returns x: (1797, 64) float32 in [0, 1] when `normalize`, else the raw 0..16 values,
     and y: (1797,) int64 labels 0..9.
     """
+    table = _digits_table()
+    x = table[:, :-1].astype(np.float32)
+    if normalize:
+        x /= 16.0
+    return x, table[:, -1].astype(np.int64)
+
+
+def _digits_table() -> np.ndarray:
+    """(1797, 65): each image's 64 pixels, then its label. The file `load_digits` reads
+    (`sklearn/datasets/data/digits.csv.gz`), read as it reads it, found without importing
+    scikit-learn: `sklearn.datasets` imports SciPy, about 1.4 s of CPU in every kernel that loads
+    the digits (each grading run of 04, 06 and 07). `load_digits` itself where the file is not
+    where scikit-learn has always kept it."""
+    spec = importlib.util.find_spec("sklearn")  # finds the package without running it
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / "datasets" / "data" / "digits.csv.gz"
+        if path.is_file():
+            with gzip.open(path, mode="rt", encoding="utf-8") as f:
+                return np.loadtxt(f, delimiter=",")
     from sklearn.datasets import load_digits
 
     bunch = load_digits()
-    x = bunch.data.astype(np.float32)
-    if normalize:
-        x /= 16.0
-    return x, bunch.target.astype(np.int64)
+    return np.column_stack([bunch.data, bunch.target])
 
 
 def spirals(n: int, seed: int, num_classes: int = 3, noise: float = 0.5,

@@ -1,7 +1,10 @@
 """Unit tests of the helpers the notebooks import: checks, data, device, setup and plotting."""
 
+import importlib.util
 import os
 import random
+import subprocess
+import sys
 
 import matplotlib
 
@@ -257,6 +260,27 @@ def test_digits_is_offline_and_normalized():
     assert x.shape == (1797, 64) and x.dtype == np.float32 and 0.0 <= x.min() and x.max() <= 1.0
     assert y.shape == (1797,) and y.dtype == np.int64 and set(np.unique(y)) == set(range(10))
     assert digits(normalize=False)[0].max() == 16.0
+
+
+@pytest.mark.parametrize("found", [True, False], ids=["file-read-directly", "load_digits"])
+def test_digits_are_scikit_learns_whichever_way_they_are_read(found, monkeypatch):
+    from sklearn.datasets import load_digits
+
+    if not found:  # scikit-learn keeps its file elsewhere: its own loader is used
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    bunch = load_digits()
+    for normalize, scale in ((False, 1.0), (True, 16.0)):
+        x, y = digits(normalize=normalize)
+        np.testing.assert_array_equal(x, (bunch.data / scale).astype(np.float32))
+        np.testing.assert_array_equal(y, bunch.target)
+
+
+def test_loading_the_digits_imports_neither_scikit_learn_nor_scipy():
+    """Every kernel of 04, 06 and 07 loads them: importing sklearn.datasets costs ~1.4 s there."""
+    code = ("import sys; from helpers.data import digits; digits(); "
+            "print(sorted(m for m in ('sklearn', 'scipy') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
 # --- device ---------------------------------------------------------------------------------------
