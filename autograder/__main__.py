@@ -3,33 +3,47 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from pathlib import Path
 
-from autograder.authoring import check, configure, new, publish, release, site, wheel
-from autograder.batch import bench, grade
-from autograder.classroom import collect, export, feedback, gradescope
 from autograder.course.layout import ROOT_ENV, Course, CourseError, default_root
 
+# Each command's module is imported when that command runs, not before: importing them all (and
+# nbgrader with the grading ones) cost every command 1.5-2.2 CPU-s at start, `export` and
+# `collect` included, which need none of it.
 COMMANDS = {
-    "release": (release, "generate release/ from source/ with nbgrader (and normalize both)"),
-    "check": (check, "prove every assignment's tests: solution, release, mutants; print the table"),
-    "grade": (grade, "autograde a folder of submissions into grades.csv (feedback HTML: `feedback`, or --feedback)"),
-    "collect": (collect, "lay an LMS bulk download (Canvas, Gradescope, a zip) out as SUBMITTED/"),
-    "export": (export, "grades.csv to a Canvas or Gradescope import, or one wide table, with late penalties"),
-    "feedback": (feedback, "make the feedback pages grade did not, then one zip per student with an index of scores and penalties"),
-    "bench": (bench, "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
-    "new": (new, "scaffold an assignment: source notebook, reference, grading folder; check passes at once"),
-    "configure": (configure, "point the course at its student repository (pyproject, setup cells, README)"),
-    "publish": (publish, "write the student repository's tree (release/, lectures, README, LICENSE)"),
-    "gradescope": (gradescope, "build Gradescope's autograder.zip for one assignment"),
-    "site": (site, "build the course website (lecture notebooks executed) into build/site/"),
-    "wheel": (wheel, "build the helpers wheel students install (no answers) into build/dist/"),
+    "release": ("autograder.authoring.release", "generate release/ from source/ with nbgrader (and normalize both)"),
+    "check": ("autograder.authoring.check", "prove every assignment's tests: solution, release, mutants; print the table"),
+    "grade": ("autograder.batch.grade", "autograde a folder of submissions into grades.csv (feedback HTML: `feedback`, or --feedback)"),
+    "collect": ("autograder.classroom.collect", "lay an LMS bulk download (Canvas, Gradescope, a zip) out as SUBMITTED/"),
+    "export": ("autograder.classroom.export", "grades.csv to a Canvas or Gradescope import, or one wide table, with late penalties"),
+    "feedback": ("autograder.classroom.feedback", "make the feedback pages grade did not, then one zip per student with an index of scores and penalties"),
+    "bench": ("autograder.batch.bench", "time `grade --jobs N` against plain `nbgrader autograde` on one batch"),
+    "new": ("autograder.authoring.new", "scaffold an assignment: source notebook, reference, grading folder; check passes at once"),
+    "configure": ("autograder.authoring.configure", "point the course at its student repository (pyproject, setup cells, README)"),
+    "publish": ("autograder.authoring.publish", "write the student repository's tree (release/, lectures, README, LICENSE)"),
+    "gradescope": ("autograder.classroom.gradescope", "build Gradescope's autograder.zip for one assignment"),
+    "site": ("autograder.authoring.site", "build the course website (lecture notebooks executed) into build/site/"),
+    "wheel": ("autograder.authoring.wheel", "build the helpers wheel students install (no answers) into build/dist/"),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: list[str]) -> str | None:
+    """The command `argv` names: its first word that is one (the value of --root skipped)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--root":
+            next(words, None)
+        elif word in COMMANDS:
+            return word
+    return None
+
+
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    """The command line; only the command `argv` names is imported, for its options."""
+    chosen = chosen_command(argv)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--root", type=Path, default=argparse.SUPPRESS,
                         help=f"course folder holding source/ and release/ (default: ${ROOT_ENV}, "
@@ -37,7 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                      parents=[common])
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module, summary) in COMMANDS.items():
+    for name, (module_name, summary) in COMMANDS.items():
+        if name != chosen:
+            commands.add_parser(name, parents=[common], help=summary)
+            continue
+        module = importlib.import_module(module_name)
         sub = commands.add_parser(name, parents=[common], help=summary, description=module.__doc__,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
         module.configure(sub)
@@ -46,14 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     root = (getattr(args, "root", None) or default_root()).resolve()
     if not (root / "source").is_dir():
         print(f"autograder: {root} has no source/ folder; pass --root or set {ROOT_ENV}",
               file=sys.stderr)
         return 2
     os.environ.setdefault("MPLBACKEND", "Agg")  # kernels draw into files, never onto a screen
-    module, _ = COMMANDS[args.command]
+    module = importlib.import_module(COMMANDS[args.command][0])
     try:
         return module.run(args, Course(root))
     except CourseError as error:

@@ -67,12 +67,15 @@ def import_graph(package: Path) -> dict[str, set[str]]:
 
 
 def command_tops(graph: dict[str, set[str]], package: Path) -> set[str]:
-    """The modules `__main__` imports as modules: its COMMANDS."""
+    """The modules `__main__` imports as modules, or names to import when their command runs: its
+    COMMANDS."""
     main = package / "__main__.py"
     named = set()
     for node in ast.walk(ast.parse(main.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             named.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named.add(node.value)  # a module's name, imported by importlib
     return named & set(graph)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -26,3 +27,36 @@ def test_reading_a_notebook_skips_jsonschemas_grammar_and_still_validates():
     out = subprocess.run([sys.executable, "-c", READS_A_NOTEBOOK], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["invalid", "None"]
+
+
+
+
+STARTS_A_COMMAND = """
+import contextlib, io, json, sys
+from autograder.__main__ import main
+usage = io.StringIO()
+with contextlib.redirect_stdout(usage), contextlib.suppress(SystemExit):
+    main(sys.argv[1:] + ["--help"])
+print(json.dumps([usage.getvalue(), sorted(sys.modules)]))
+"""
+COMMAND_MODULES = ("autograder.authoring.check", "autograder.authoring.publish", "autograder.batch.grade",
+                   "autograder.classroom.collect", "autograder.classroom.export",
+                   "autograder.classroom.feedback")
+
+
+def test_a_command_imports_its_own_module_alone():
+    """`python -m autograder export ...` imported every command, nbgrader and torch with them: 2.2
+    CPU-s before its first line. Each imports its own module now, and its options are there."""
+    def start(*argv: str) -> tuple[set[str], str]:
+        out = subprocess.run([sys.executable, "-c", STARTS_A_COMMAND, *argv], capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        usage, modules = json.loads(out.stdout)
+        return {m for m in (*COMMAND_MODULES, "nbgrader", "torch") if m in modules}, usage
+
+    imported, usage = start("export")
+    assert imported == {"autograder.classroom.export"} and "--roster" in usage
+    imported, usage = start("--root", "check", "collect")  # the folder named check is --root's
+    assert imported == {"autograder.classroom.collect"} and "--from" in usage
+    imported, usage = start("grade")
+    assert imported == {"autograder.batch.grade", "nbgrader"} and "--jobs" in usage
