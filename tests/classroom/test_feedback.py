@@ -64,7 +64,7 @@ def graded(released_course, tmp_path_factory):
         nbformat.write(nb, root / who / A / f"{A}.ipynb")
     (root / "ada" / A / "timestamp.txt").write_text("2026-12-03 10:30:00.000000 UTC\n")
     out = tmp_path_factory.mktemp("grades")
-    rows = grade(released_course, root, out, n_jobs=2, timeout=20)
+    rows = grade(released_course, root, out, n_jobs=2)
     assert [(r["student_id"], r["score"]) for r in rows] == [("ada", "6"), ("bob", "0")]
     assert make_pages(out, released_course, read_results(out, released_course)[0]) == []  # as `feedback` does
     return out, released_course

@@ -220,7 +220,7 @@ def graded(tmp_path_factory):
         path.parent.mkdir(parents=True)
         nbformat.write(make(nb), path)
     out = tmp_path_factory.mktemp("graded")
-    grade(course, root, out, [ASSIGNMENT], n_jobs=2, timeout=15)
+    grade(course, root, out, [ASSIGNMENT], n_jobs=2)
     records = json.loads((out / "grades.json").read_text())
     return {r["student_id"]: r for r in records}, out
 
