@@ -60,12 +60,13 @@ def test_a_mutant_that_never_ends_or_kills_its_process_is_caught_and_its_family_
     """A mutant that never returns (stopped by the cell's timeout) and one that kills its process
     outright: each loses its tests' points; the other mutants of the family are graded as before.
     (A child that swallows the interrupt: test_a_child_that_ignores_the_interrupt_is_killed.)"""
-    add_mutant(fixture_course, "loops", "scale", "test_scale",
-               "def scale(x, factor):\n    while True:\n        pass\n")
+    add_mutant(fixture_course, "loops", "scale", "test_scale",  # asleep: its time costs no CPU
+               "import time\n\n\ndef scale(x, factor):\n    while True:\n        time.sleep(0.05)\n")
     add_mutant(fixture_course, "kills_itself", "scale", "test_scale",
                "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
     release(fixture_course)
-    (report,) = check(fixture_course, [ASSIGNMENT], n_jobs=2, timeout=10)
+    # 30 s a cell: the loop's child waits it out asleep; a busy machine must not stop a real cell.
+    (report,) = check(fixture_course, [ASSIGNMENT], n_jobs=2, timeout=30)
     assert report.mutants_caught == report.mutants_total == 6, report.failures
     by_label = runs(report)
     assert by_label["mutant:kills_itself"]["score"] == 0  # nothing it runs passes: every test it names is 0
