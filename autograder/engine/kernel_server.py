@@ -265,6 +265,7 @@ def serve(path: str) -> None:
     for module in SKIPPED_IMPORTS:  # a kernel imports them as any Python would (autograder/__init__.py)
         if sys.modules.get(module, "") is None:
             del sys.modules[module]
+    print("preloaded", flush=True)  # for whoever must have a warm kernel (wait_preloaded)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     children: dict[int, socket.socket] = {}
@@ -507,6 +508,16 @@ class KernelServer:
             print("autograder: the kernel server did not start; every kernel starts cold (slower)",
                   file=sys.stderr)
         return self
+
+    def wait_preloaded(self) -> bool:
+        """Block until this server has imported PRELOAD; False when it ended first or is not ours.
+
+        Grading never waits: a launcher waits _LAUNCH_TIMEOUT in the socket's backlog, then starts
+        a cold kernel (on a machine busy enough that preloading takes longer). A test that must
+        have a warm kernel waits here first."""
+        if self._process is None or self.socket is None:
+            return False
+        return self._process.stdout.readline().strip() == "preloaded"
 
     def __exit__(self, *exc) -> None:
         if self._process is not None:

@@ -36,6 +36,9 @@ def run_probe(tmp_path, monkeypatch, server: str | None) -> list[str]:
 def test_a_warm_kernel_is_forked_from_the_server_and_behaves_like_a_cold_one(tmp_path, monkeypatch):
     with KernelServer(enabled=True) as server:
         assert server.socket is not None
+        # Beside a busy neighbour, preloading took past the launcher's 30 s and the kernel started
+        # cold (as it should): what is tested here is the warm kernel, so it waits for one.
+        assert server.wait_preloaded()
         preloaded, parent, in_folder, number = run_probe(tmp_path, monkeypatch, server.socket)
         # torch came with the fork, and torch._dynamo, which a meta tensor's mean imports; cwd is right
         assert (preloaded, in_folder) == ("True", "True")
