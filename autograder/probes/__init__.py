@@ -48,9 +48,11 @@ executor answers with `feed(prompt)` here, counting what it hands out.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import importlib.util
+import io
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -150,14 +152,18 @@ class Probe:
         return dataclasses.replace(self, source=source, course_root=course_root)
 
     def expected(self, inputs: Mapping[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
-        """exercise -> key -> the expected plain array, on the trusted side."""
+        """exercise -> key -> the expected plain array, on the trusted side.
+
+        Silently: what the reference prints (06's `fit` draws a progress bar) would otherwise reach
+        the grader's terminal once per submission, among the lines `grade` and `check` print."""
         reference = _reference_module(self.reference, self.course_root) if self.reference else None
         want = {}
-        for name, exercise in self.exercises.items():
-            if exercise.expected is None:
-                want[name] = collect(exercise.run, reference, inputs)
-            else:
-                want[name] = {key: _plain(value) for key, value in exercise.expected(dict(inputs)).items()}
+        with contextlib.redirect_stdout(io.StringIO()):
+            for name, exercise in self.exercises.items():
+                if exercise.expected is None:
+                    want[name] = collect(exercise.run, reference, inputs)
+                else:
+                    want[name] = {key: _plain(value) for key, value in exercise.expected(dict(inputs)).items()}
         return want
 
 
