@@ -87,11 +87,12 @@ def student_kernel(tmp_path_factory) -> dict[str, str]:
     return {"JUPYTER_PATH": str(base / "jupyter")}
 
 
-def _run(nb, folder: Path, env: dict[str, str], allow_errors: bool) -> None:
+def _run(nb, folder: Path, env: dict[str, str]) -> None:
+    """Run `nb` in the student's kernel, in `folder`; the first failing cell raises CellExecutionError."""
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        NotebookClient(nb, timeout=120, kernel_name=KERNEL, allow_errors=allow_errors,
+        NotebookClient(nb, timeout=120, kernel_name=KERNEL,
                        resources={"metadata": {"path": str(folder)}}).execute()
     finally:
         for k, v in old.items():
@@ -131,7 +132,7 @@ def test_release_with_solutions_filled_in_passes_every_visible_test(path, studen
     folder.mkdir()
     nbformat.write(nb, folder / path.name)
     try:
-        _run(nb, folder, student_kernel, allow_errors=False)
+        _run(nb, folder, student_kernel)
     except CellExecutionError as error:
         pytest.fail(f"{path.name} with the solutions filled in fails for a student:\n{str(error)[-2000:]}")
     hidden = _hidden_tests(path)
