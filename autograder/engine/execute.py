@@ -24,7 +24,9 @@ Execute, instead:
   one (`epilogue`: the trusted probes of autograder/engine/verify.py): its cells are not part of
   the notebook (removed before nbgrader scores it or writes it), the notebook's budget does not
   cut them (each has the cell timeout), only they get the probe's feed (input() answered from
-  this side), and `report` says whether the notebook's own cells all ran first (no death, no
+  this side), the time a cell's kernel waits on the feed's answers is added to its timeout (a busy
+  grader answers late: the wait is the grader's, not the student's; at most `feed_wait_limit`
+  seconds a cell), and `report` says whether the notebook's own cells all ran first (no death, no
   spent budget) and whether every epilogue cell ran;
 - caps what a notebook's outputs can hold: `output_limit` bytes in all (later outputs are left
   out, errors kept) and `output_item_limit` bytes per output (text cut, a larger image left out),
@@ -44,6 +46,7 @@ import re
 import shutil
 import signal
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from queue import Empty
 from time import monotonic
@@ -143,6 +146,9 @@ class GradingExecute(Execute):
                                 "left out").tag(config=True)
     outbox = Unicode("", help="File the kernel writes the trusted run's results to, through a "
                      "descriptor (autograder/probes)").tag(config=True)
+    feed_wait_limit = Float(240.0, help="Seconds of waiting on the feed's answers a cell's timeout "
+                            "is extended by, at most: four times the default cell timeout (a kernel "
+                            "asking without end, or dating its requests back, gains no more)").tag(config=True)
     notebook_budget = Integer(0, help="Wall-clock seconds for the whole notebook, kernel start "
                               "included; cells after it are not run; 0: no budget").tag(config=True)
 
@@ -159,6 +165,7 @@ class GradingExecute(Execute):
         # nbgrader's Execute hands nbclient its own manager class: set ours after it.
         self.kernel_manager_class = WarmKernelManager
         self._ipc_folders: list[str] = []  # each sandboxed kernel's socket folder
+        self._feed_wait = self._feed_wait_granted = 0.0  # see async_execute_cell
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
@@ -208,6 +215,7 @@ class GradingExecute(Execute):
         """With a feed, the cell may call input(): each request is answered here, by `feed(prompt)`,
         so that data reaches the kernel one piece at a time from this side, which counts it. With an
         epilogue, only its cells get the feed: the notebook's own cells see nbgrader's stdin (none)."""
+        self._feed_wait = self._feed_wait_granted = 0.0  # this cell's wait on the feed, and what it got
         if self.feed is None or (self.epilogue and not _in_epilogue(cell)):
             return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         self.kc.allow_stdin = True
@@ -224,12 +232,14 @@ class GradingExecute(Execute):
         while True:
             msg = await ensure_async(self.kc.get_stdin_msg(timeout=None))
             if msg.get("msg_type") == "input_request":
+                received = monotonic()
                 prompt = str((msg.get("content") or {}).get("prompt", ""))[:200]
                 try:
                     answer = str(self.feed(prompt))
                 except Exception:  # a feed that fails answers nothing useful, but the kernel must not wait
                     answer = "refused"
                 self.kc.input(answer)
+                self._feed_wait += _waited_since_sent(msg, monotonic() - received)
 
     # -- outputs --------------------------------------------------------------------------------
 
@@ -364,7 +374,11 @@ class GradingExecute(Execute):
         return timeout
 
     async def _async_handle_timeout(self, timeout, cell=None):
-        """Interrupt as nbgrader does; a kernel still busy `interrupt_grace` s later is killed."""
+        """Interrupt as nbgrader does; a kernel still busy `interrupt_grace` s later is killed.
+        A cell whose kernel waited on the feed's answers first gets that time more."""
+        reply = await self._async_reply_within_feed_wait()
+        if reply is not None:
+            return reply
         self._timed_out = True
         reply = await super()._async_handle_timeout(timeout, cell)
         answer = await self._async_answer_after_interrupt()
@@ -375,6 +389,25 @@ class GradingExecute(Execute):
             self._killed = STOPPED.format(timeout=timeout)
             raise DeadKernelError("the kernel ignored the interrupt")
         return reply or answer
+
+    async def _async_reply_within_feed_wait(self) -> dict | None:
+        """The cell's execute_reply, waited for as long as its kernel waited on the feed's answers
+        (which go on, adding more), up to `feed_wait_limit`; None when it does not come in that time
+        or the cell had no feed."""
+        granted = self._feed_wait_granted
+        while (more := min(self._feed_wait, self.feed_wait_limit) - granted) > 0:
+            granted = self._feed_wait_granted = granted + more
+            deadline = monotonic() + more
+            while (left := deadline - monotonic()) > 0:
+                try:
+                    msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=min(left, 0.5)))
+                except Empty:
+                    if not await ensure_async(self.km.is_alive()):
+                        raise DeadKernelError("Kernel died") from None
+                    continue
+                if msg.get("msg_type") == "execute_reply":
+                    return msg
+        return None
 
     async def _async_answer_after_interrupt(self) -> dict | None:
         """The interrupted cell's execute_reply, or None if none comes within the grace.
@@ -405,6 +438,28 @@ class GradingExecute(Execute):
             if not await ensure_async(self.km.is_alive()):
                 return
             await asyncio.sleep(0.1)
+
+
+# One answer of the feed counts at most this much waiting: 06's 1,230 round trips took tens of ms
+# each beside a busy neighbour; a request dated further back is forged or the machine too busy to grade.
+_MAX_ROUND_TRIP = 1.0
+
+
+def _waited_since_sent(request: dict, handled: float) -> float:
+    """Seconds the kernel has waited on an input_request just answered: since the kernel sent it
+    (its header's date, the same machine's clock), or, without a readable date, the `handled`
+    seconds it took this side to answer. The kernel writes that date: at most _MAX_ROUND_TRIP."""
+    sent = (request.get("header") or {}).get("date")
+    if isinstance(sent, str):
+        try:
+            sent = datetime.fromisoformat(sent.replace("Z", "+00:00"))
+        except ValueError:
+            sent = None
+    if isinstance(sent, datetime) and sent.tzinfo is not None:
+        waited = (datetime.now(timezone.utc) - sent).total_seconds()
+        if 0 <= waited < 3600:  # a clock that jumped says nothing
+            return min(max(waited, handled), _MAX_ROUND_TRIP)
+    return min(handled, _MAX_ROUND_TRIP)
 
 
 def _in_epilogue(cell: NotebookNode) -> bool:

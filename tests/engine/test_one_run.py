@@ -136,3 +136,52 @@ def test_the_epilogue_is_not_cut_by_the_notebooks_budget(tmp_path):
     executor_class(kernel_name="python3", timeout=30, notebook_budget=12, interrupt_grace=2).preprocess(
         nb, {"metadata": {"path": str(Path(tmp_path))}})
     assert report == {"notebook_ran": True, "epilogue_ran": True}
+
+
+def _epilogue_with_a_late_feed(tmp_path, epilogue: str, late: float, timeout: int,
+                               **options) -> tuple[dict, list, float]:
+    """Run `epilogue` after a one-cell notebook, its input() answered `late` seconds late (a busy
+    grader); (report, the epilogue cell's outputs, seconds it took)."""
+    import time
+
+    def feed(prompt):
+        time.sleep(late)
+        return f"answer to {prompt}"
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    report: dict = {}
+    seen: list = []
+
+    class JobExecute(GradingExecute):
+        def preprocess_cell(self, cell, resources, index):
+            cell, resources = super().preprocess_cell(cell, resources, index)
+            if cell.get("metadata", {}).get(EPILOGUE):
+                seen.extend(cell.get("outputs", []))
+            return cell, resources
+
+    JobExecute.epilogue, JobExecute.report, JobExecute.feed = (epilogue,), report, staticmethod(feed)
+    start = time.monotonic()
+    JobExecute(kernel_name="python3", timeout=timeout, interrupt_grace=2, **options).preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}})
+    return report, seen, time.monotonic() - start
+
+
+def test_the_time_a_probe_waits_on_the_feed_is_not_counted_against_its_cell(tmp_path):
+    """Beside a busy neighbour, 06's trusted run timed out while its kernel waited for the grader's
+    answers (1,230 batches, each a round trip), and a right challenge lost 5 points. Here 30 answers
+    come 0.25 s late each: 7.5 s of waiting in a cell with a 3 s timeout runs to its end."""
+    report, outputs, _ = _epilogue_with_a_late_feed(
+        tmp_path, "got = [input(f'batch {k}') for k in range(30)]\nprint(len(got), 'answers')", 0.25, 3)
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "30 answers" in text and not [o for o in outputs if o.get("output_type") == "error"], outputs
+    assert report == {"notebook_ran": True, "epilogue_ran": True}
+
+
+def test_a_probe_that_waited_on_the_feed_is_still_stopped_when_it_then_spins(tmp_path):
+    """The wait extends the timeout, it does not lift it: a cell that waits 2.5 s on the feed, then
+    never ends, is interrupted (at 3 + 2.5 s; feed_wait_limit bounds what a wrong count could add)."""
+    report, outputs, took = _epilogue_with_a_late_feed(
+        tmp_path, "got = [input(f'batch {k}') for k in range(10)]\nwhile True:\n    pass", 0.25, 3,
+        feed_wait_limit=10)
+    assert [o for o in outputs if o.get("output_type") == "error"], outputs
+    assert took < 60, took  # the kernel's start, the interrupt, a busy machine
