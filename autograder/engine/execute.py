@@ -397,16 +397,9 @@ class GradingExecute(Execute):
         granted = self._feed_wait_granted
         while (more := min(self._feed_wait, self.feed_wait_limit) - granted) > 0:
             granted = self._feed_wait_granted = granted + more
-            deadline = monotonic() + more
-            while (left := deadline - monotonic()) > 0:
-                try:
-                    msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=min(left, 0.5)))
-                except Empty:
-                    if not await ensure_async(self.km.is_alive()):
-                        raise DeadKernelError("Kernel died") from None
-                    continue
-                if msg.get("msg_type") == "execute_reply":
-                    return msg
+            reply = await self._async_reply_within(more)
+            if reply is not None:
+                return reply
         return None
 
     async def _async_answer_after_interrupt(self) -> dict | None:
@@ -415,7 +408,12 @@ class GradingExecute(Execute):
         nbclient uses its own error reply for a timed-out cell; the kernel's, read here, would
         otherwise wait in the shell channel (none arrives from a kernel that ignored SIGINT).
         """
-        deadline = monotonic() + self.interrupt_grace
+        return await self._async_reply_within(self.interrupt_grace)
+
+    async def _async_reply_within(self, seconds: float) -> dict | None:
+        """The execute_reply the shell channel brings within `seconds`, or None; a kernel that
+        dies meanwhile raises DeadKernelError."""
+        deadline = monotonic() + seconds
         while (left := deadline - monotonic()) > 0:
             try:
                 msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=min(left, 0.5)))
