@@ -536,8 +536,14 @@ class KernelServer:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["serve"] and len(argv) == 2:
-        serve(argv[1])
-        return 0
+        try:
+            serve(argv[1])
+        except SystemExit:  # SIGTERM: the kernels are killed (serve's finally); nothing else to keep
+            pass
+        # Without the interpreter's teardown: with torch and torch._dynamo loaded it took 2.3 s
+        # (measured here), which every grading session waited for at its end.
+        sys.stdout.flush()
+        os._exit(0)
     if argv[:1] == ["launch"] and "--" in argv[2:]:
         split = argv.index("--", 2)
         options, command = Options.parse(argv[2:split]), argv[split + 1:]
