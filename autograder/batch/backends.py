@@ -29,12 +29,14 @@ from contextlib import contextmanager
 import psutil
 
 from autograder.engine.job import (
+    FIRST_JOB_IMPORTS,
     REASONS,
     Failure,
     GradeJob,
     GradeResult,
     default_jobs,
     grade_submission,
+    import_what_a_job_needs,
 )
 
 BACKENDS = ("local", "dask")
@@ -156,16 +158,18 @@ def quiet_worker() -> None:
 # -- this machine -------------------------------------------------------------------------------
 
 def _pool(workers: int) -> ProcessPoolExecutor:
-    # fork: workers start at once, sharing the parent's imports (nbgrader takes ~2 s to import).
+    # fork: workers start at once, sharing the parent's imports, what a job needs among them
+    # (import_what_a_job_needs: torch and nbgrader, about 4 CPU-s a worker otherwise).
     # Not from a process with other threads running (a Dask client's event loop, a test
     # runner's): a lock one of them held is held forever in the child, and the worker hangs.
     # Then forkserver: a clean process that imports the engine once and forks the workers.
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
+        import_what_a_job_needs()
         context = multiprocessing.get_context("fork")
     elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["autograder.engine.job"])
+        context.set_forkserver_preload(["autograder.engine.job", *FIRST_JOB_IMPORTS])
     else:
         context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker)

@@ -19,6 +19,7 @@ and scores it; GenerateFeedback writes the HTML when asked.
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import os
 import re
@@ -50,6 +51,19 @@ from autograder.engine.nbgrader_setup import ensure_tools_on_path, load_config, 
 from autograder.engine.restore_missing_cells import restore_missing_cells
 from autograder.engine.sandbox import OUTBOX_FD
 from autograder.engine.template import course_from_template
+
+# What a job imports when it first runs, lazily (a caller that only builds jobs does not pay for
+# them): nbgrader's converters, and the trusted run, whose probes bring torch and helpers. A pool
+# imports them before it starts its workers, which then share them (autograder/batch/backends.py):
+# a worker that imported them itself spent about 4 CPU-seconds on its first job (measured here).
+FIRST_JOB_IMPORTS = ("nbgrader.converters", "nbgrader.preprocessors", "nbgrader.api",
+                     "autograder.engine.verify")
+
+
+def import_what_a_job_needs() -> None:
+    """Import FIRST_JOB_IMPORTS in this process (before forking workers from it)."""
+    for module in FIRST_JOB_IMPORTS:
+        importlib.import_module(module)
 
 
 class Failure(str, Enum):
