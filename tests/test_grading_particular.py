@@ -57,6 +57,18 @@ def test_06_fit_is_judged_apart_from_a_wrong_train_one_epoch(tmp_path):
     assert set(failures("06_data_loading", names, 4, tmp_path)) == {"train_one_epoch"}
 
 
+def test_06_a_challenge_model_over_the_size_budget_fails_on_its_size_and_is_not_trained(tmp_path):
+    """The trusted run does not spend a training's time on a model its size already fails (a huge
+    one would hold the grader for as long as training it takes)."""
+    names = namespace("06_data_loading", {"challenge": sample("06_data_loading", "mutants",
+                                                                "challenge_over_size_budget")})
+    trained = []
+    names["train_challenge"] = lambda model, loader, device: trained.append(model) or model
+    failed = failures("06_data_loading", names, 0, tmp_path, only={"train_challenge"})
+    assert trained == [], "the oversized model was trained"
+    assert "the budget is 5,000" in failed["train_challenge"], failed
+
+
 def test_07_backbone_and_statistics_are_judged_as_numbers(tmp_path):
     want = expected("07_finetune_resnet18", 3)["finetune"]
     # one per tensor of the backbone: 60 weights and biases, 60 BatchNorm statistics (20 layers x 3)

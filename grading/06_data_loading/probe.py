@@ -447,7 +447,9 @@ def run_build_challenge_model(answers, inputs, record):
 
 def run_train_challenge(answers, inputs, record):
     """Three spirals, each: a model built after manual_seed, trained on a budgeted loader, its predictions
-    on the held-out points; the largest size and batch count, every prediction (in draw order)."""
+    on the held-out points; the largest size and batch count, every prediction (in draw order). A model
+    over the size budget is not trained: its size alone fails it, and a huge one would hold the
+    grader for as long as its training takes."""
     sizes, trained_sizes, batches, predictions = [], [], [], []
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a small model trains fastest on one thread, and to the same numbers on any machine
@@ -456,6 +458,9 @@ def run_train_challenge(answers, inputs, record):
             torch.manual_seed(int(inputs['challenge.seed']) + k)
             model = answers.build_challenge_model(2, 3)
             sizes.append(challenge_size(model))
+            if sizes[-1] > CHALLENGE_MAX_SIZE:  # it fails on its size alone: not trained, in no time
+                record('size', sizes[-1])
+                return
             loader = ChallengeLoader(k)  # its batches come from the trusted side, one at a time (serve_challenge)
             trained = answers.train_challenge(model, loader, torch.device('cpu'))
             batches.append(loader.drawn)
@@ -514,6 +519,8 @@ def _judge_train_challenge(got: dict, want: dict) -> str | None:
     """Within the rules, and at least the lowest tier of accuracy on the grader's held-out points."""
     if "is_module" in got and not bool(got["is_module"]):
         return "train_challenge should return the trained nn.Module (it returned something else, or nothing)"
+    if "size" in got and _size_problem(got, "size", "your model"):  # then it was not trained
+        return _size_problem(got, "size", "your model")
     missing = [k for k in ("size", "batches", "is_module", "trained_size", "predictions") if k not in got]
     if missing:
         return f"train_challenge gave no {missing[0]}"
