@@ -60,3 +60,30 @@ def test_a_command_imports_its_own_module_alone():
     assert imported == {"autograder.classroom.collect"} and "--from" in usage
     imported, usage = start("grade")
     assert imported == {"autograder.batch.grade", "nbgrader"} and "--jobs" in usage
+
+
+LEAVES = """
+import atexit, tempfile, autograder.__main__ as command
+class Kept:
+    def __del__(self):
+        print("torn down", flush=True)
+kept = Kept()  # a module's object: the interpreter's teardown deletes it, os._exit does not
+folder = tempfile.TemporaryDirectory()  # removed by an exit function, as at any exit
+atexit.register(print, folder.name, flush=True)
+print("said")  # buffered (stdout is a pipe), not flushed yet
+import threading, time
+threading.Thread(target=lambda: (time.sleep(0.3), print("joined"))).start()  # joined, as at any exit
+command.leave(3)
+"""
+
+
+def test_a_command_leaves_after_the_exit_functions_without_the_interpreters_teardown():
+    """With torch loaded, the teardown of every module took 1-2 CPU-s at the end of each command
+    that grades; what an exit must do (exit functions, temporary folders, buffered output) still happens."""
+    import os
+
+    out = subprocess.run([sys.executable, "-c", LEAVES], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 3, out.stderr
+    said, joined, folder = out.stdout.split()
+    assert (said, joined) == ("said", "joined") and "torn down" not in out.stdout
+    assert not os.path.exists(folder), "the temporary folder outlived the command"
