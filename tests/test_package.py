@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -80,8 +81,6 @@ command.leave(3)
 def test_a_command_leaves_after_the_exit_functions_without_the_interpreters_teardown():
     """With torch loaded, the teardown of every module took 1-2 CPU-s at the end of each command
     that grades; what an exit must do (exit functions, temporary folders, buffered output) still happens."""
-    import os
-
     out = subprocess.run([sys.executable, "-c", LEAVES], capture_output=True, text=True, timeout=120)
     assert out.returncode == 3, out.stderr
     said, joined, folder = out.stdout.split()

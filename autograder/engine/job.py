@@ -61,9 +61,13 @@ FIRST_JOB_IMPORTS = ("nbgrader.converters", "nbgrader.preprocessors", "nbgrader.
 
 
 def import_what_a_job_needs() -> None:
-    """Import FIRST_JOB_IMPORTS in this process (before forking workers from it)."""
+    """Import FIRST_JOB_IMPORTS in this process (before forking workers from it). One that fails
+    is skipped, as the forkserver skips it: the job that needs it reports the error as its own."""
     for module in FIRST_JOB_IMPORTS:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
 
 
 class Failure(str, Enum):

@@ -519,12 +519,12 @@ def _judge_train_challenge(got: dict, want: dict) -> str | None:
     """Within the rules, and at least the lowest tier of accuracy on the grader's held-out points."""
     if "is_module" in got and not bool(got["is_module"]):
         return "train_challenge should return the trained nn.Module (it returned something else, or nothing)"
-    if "size" in got and _size_problem(got, "size", "your model"):  # then it was not trained
-        return _size_problem(got, "size", "your model")
+    if "size" in got and (problem := _size_problem(got, "size", "your model")):  # then it was not trained
+        return problem
     missing = [k for k in ("size", "batches", "is_module", "trained_size", "predictions") if k not in got]
     if missing:
         return f"train_challenge gave no {missing[0]}"
-    problem = _size_problem(got, "size", "your model") or _size_problem(got, "trained_size", "the model train_challenge returned")
+    problem = _size_problem(got, "trained_size", "the model train_challenge returned")
     if problem:
         return problem
     if int(got["batches"]) > CHALLENGE_MAX_BATCHES:
