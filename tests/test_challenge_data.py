@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -34,21 +35,23 @@ def probe_module():
 
 
 def accuracy_after_training(build, train, seed: int) -> tuple[float, torch.Tensor]:
-    """The grader's procedure: 2,000 training and 2,000 held-out points of spirals(seed), one thread."""
-    x, y = (torch.from_numpy(a) for a in spirals(4000, seed=seed))
+    """The grader's procedure on spirals(seed): its training points, batch size and held-out points, one thread."""
+    probe = probe_module()
+    n, n_test = probe.CHALLENGE_N, probe.CHALLENGE_TEST_N
+    x, y = (torch.from_numpy(a) for a in spirals(n + n_test, seed=seed))
     torch.manual_seed(seed)
     model = build(2, 3)
-    loader = DataLoader(TensorDataset(x[:2000], y[:2000]), batch_size=50, shuffle=True,
+    loader = DataLoader(TensorDataset(x[:n], y[:n]), batch_size=probe.CHALLENGE_BATCH_SIZE, shuffle=True,
                         generator=torch.Generator().manual_seed(seed))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         model = train(model, loader, torch.device("cpu")).eval()
         with torch.no_grad():
-            predictions = model(x[2000:]).argmax(dim=1)
+            predictions = model(x[n:]).argmax(dim=1)
     finally:
         torch.set_num_threads(threads)
-    return (predictions == y[2000:]).double().mean().item(), predictions
+    return (predictions == y[n:]).double().mean().item(), predictions
 
 
 def test_spirals_shapes_range_and_labels():
@@ -98,10 +101,21 @@ def test_the_notebook_states_the_rules_the_probe_enforces():
     assert sum(t.numel() for t in build_challenge_model(2, 3).state_dict().values()) <= probe.CHALLENGE_MAX_SIZE
 
 
-def test_the_reference_reaches_the_top_tier_on_the_mean_of_three_draws_and_scores_the_same_twice():
+def test_the_reference_clears_the_top_tier_by_more_than_the_graders_measure_can_err():
+    """The tiers judge an accuracy measured on held-out points, so the measure errs by chance: its binomial
+    sampling error at the top tier, over CHALLENGE_DRAWS * CHALLENGE_TEST_N points. The reference must sit
+    at least four such errors above the tier, or it loses the tier on some of the grader's draws (it did,
+    with 2,000 held-out points per spiral: 94.4 % on one draw of `make course`)."""
     probe = probe_module()
+    top = max(probe.CHALLENGE_TIERS.values())
+    error = math.sqrt(top * (1 - top) / (probe.CHALLENGE_DRAWS * probe.CHALLENGE_TEST_N))
     accuracies = [accuracy_after_training(build_challenge_model, train_challenge, seed=seed)[0] for seed in (11, 12, 13)]
-    assert sum(accuracies) / 3 >= max(probe.CHALLENGE_TIERS.values()), accuracies
+    margin = sum(accuracies) / 3 - top
+    assert margin >= 4 * error, (f"the reference is {margin:.2%} above the top tier; the grader's measure errs by "
+                                 f"{error:.2%} (one standard error)", accuracies)
+
+
+def test_the_reference_scores_the_same_twice():
     first, predictions = accuracy_after_training(build_challenge_model, train_challenge, seed=11)
     again, predictions_again = accuracy_after_training(build_challenge_model, train_challenge, seed=11)
     assert again == first
@@ -180,8 +194,9 @@ def test_the_held_out_labels_never_reach_the_kernel(tmp_path):
         assert not [key for key in written.files if key.startswith(PRIVATE)]
         assert not any(np.array_equal(written[key], labels) for key in written.files)
         seed = int(written["challenge.seed"])
-    for offset in range(probe_module().CHALLENGE_DRAWS):
-        redrawn = spirals(2 * probe_module().CHALLENGE_N, seed=seed + offset)[1][probe_module().CHALLENGE_N:]
+    module = probe_module()
+    for offset in range(module.CHALLENGE_DRAWS):
+        redrawn = spirals(module.CHALLENGE_N + module.CHALLENGE_TEST_N, seed=seed + offset)[1][module.CHALLENGE_N:]
         assert not np.array_equal(redrawn, labels)
 
 
