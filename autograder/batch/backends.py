@@ -138,8 +138,17 @@ def _interrupt_once(signum, frame):
     raise KeyboardInterrupt
 
 
-def start_worker() -> None:
-    """Set up a local worker process: quiet stderr, Ctrl-C unwinds the job once."""
+def start_worker(environment: dict[str, str] | None = None) -> None:
+    """Set up a local worker process: the caller's environment, quiet stderr, Ctrl-C unwinds the
+    job once.
+
+    environment: the pool's creator's os.environ when the pool was made. A forkserver is started
+    once per process and forks every later worker with the environment it started with; a job reads
+    its kernel's caps from the environment (nbgrader_config.py), so without this a second batch
+    in the same process would run under the first one's caps."""
+    if environment is not None:
+        os.environ.clear()
+        os.environ.update(environment)
     quiet_worker()
     signal.signal(signal.SIGINT, _interrupt_once)
 
@@ -172,7 +181,8 @@ def _pool(workers: int) -> ProcessPoolExecutor:
         context.set_forkserver_preload(["autograder.engine.job", *FIRST_JOB_IMPORTS])
     else:
         context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker,
+                               initargs=(dict(os.environ),))
 
 
 class LocalPool:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
+import textwrap
 
 import nbformat
 import pytest
@@ -11,6 +15,7 @@ from autograder.batch.backends import DaskCluster, LocalPool, _pool, make_backen
 from autograder.batch.grade import grade
 from autograder.batch.session import run_jobs
 from autograder.course.notebooks import grade_id, read_notebook
+from autograder.course.settings import REPO_ROOT
 from autograder.engine.job import FIRST_JOB_IMPORTS, GradeJob, GradeResult
 
 
@@ -59,6 +64,35 @@ def test_a_workers_first_job_finds_what_a_job_imports_already_imported():
     with _pool(2) as pool:
         found = [pool.submit(eval, asked) for _ in range(2)]
     assert [future.result() for future in found] == [list(FIRST_JOB_IMPORTS)] * 2
+
+
+def test_workers_grade_with_the_callers_environment_whichever_way_they_start(tmp_path):
+    """The kernel's caps are read from the environment (AUTOGRADER_KERNEL_MEMORY, ...) in the worker.
+    A forkserver (used while another thread runs, as under Dask or a test runner) is started once per
+    process and keeps the environment it started with: a second batch in that process, run with
+    tighter caps, got workers with the first batch's (seen: a kernel held 3 x 900 MB under a 2G cap).
+    Here, in a fresh process: a pool starts the forkserver, the caps change, the next pool's worker
+    must see the new ones."""
+    script = tmp_path / "env_in_worker.py"
+    script.write_text(textwrap.dedent("""
+        import os, threading
+        from autograder.batch.backends import _pool
+        if __name__ == "__main__":
+            threading.Thread(target=threading.Event().wait, daemon=True).start()  # not fork: forkserver
+            with _pool(1) as pool:
+                pool.submit(os.getpid).result()
+            os.environ["AUTOGRADER_KERNEL_MEMORY"] = "2G"
+            os.environ.pop("AUTOGRADER_KERNEL_TMP", None)
+            with _pool(1) as pool:
+                print(pool.submit(os.getenv, "AUTOGRADER_KERNEL_MEMORY").result(),
+                      pool.submit(os.getenv, "AUTOGRADER_KERNEL_TMP").result())
+    """))
+    env = {**os.environ, "AUTOGRADER_KERNEL_TMP": "512M"}
+    env.pop("AUTOGRADER_KERNEL_MEMORY", None)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                          cwd=REPO_ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["2G", "None"], done.stdout
 
 
 def test_the_local_pool_is_the_default_and_a_scheduler_means_dask():
