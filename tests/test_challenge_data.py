@@ -99,6 +99,13 @@ def test_the_notebook_states_the_rules_the_probe_enforces():
     for name in ("CHALLENGE_MAX_SIZE", "CHALLENGE_MAX_BATCHES", "CHALLENGE_BATCH_SIZE"):
         assert stated[name] == getattr(probe, name), name
     assert sum(t.numel() for t in build_challenge_model(2, 3).state_dict().values()) <= probe.CHALLENGE_MAX_SIZE
+    # "How it is graded" says how many spirals, training points and held-out points the grader uses.
+    graded = next("".join(c["source"]) for c in json.loads(NOTEBOOK.read_text())["cells"]
+                  if "How it is graded" in "".join(c["source"])).replace("\n", " ")
+    count = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}[probe.CHALLENGE_DRAWS]
+    for words in (f"draws {count} spirals", f"on {probe.CHALLENGE_N:,} of its points",
+                  f"how many of {probe.CHALLENGE_TEST_N:,} *other* points", f"**mean** of the {count} accuracies"):
+        assert words in graded, words
 
 
 def test_the_reference_clears_the_top_tier_by_more_than_the_graders_measure_can_err():

@@ -286,6 +286,11 @@ def conv_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
 DIGITS_TRAIN = 500  # as the notebook: 500 training images, the other 1,297 held out
 DIGITS_MLP_SIZE = 64 * 100 + 100 + 100 * 10 + 10  # build_sequential(64, 100, 10)
 DIGITS_FLOOR = 0.90  # below it DigitsCNN has not learned the digits, and fails as a whole (the MLP: 95-97 %)
+# Splits the CNN and the MLP are each trained on; judged on the mean held-out accuracy. On one split the
+# reference CNN beat the MLP by 1.5 % on average with a standard deviation of 0.66 % (30 splits), and lost
+# about one split in a hundred: a sound CNN could lose its points by luck. On the mean of three the
+# deviation is 0.38 %, four of them between the reference and the bar (tests/test_digits_judge.py).
+DIGITS_SPLITS = 3
 
 
 def probe_train_classifier(model, x, y, seed, epochs=36, batch_size=64, learning_rate=1e-2):
@@ -307,47 +312,54 @@ def probe_train_classifier(model, x, y, seed, epochs=36, batch_size=64, learning
 
 
 def digits_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """A secret split of the digits; the held-out labels stay on the trusted side."""
+    """DIGITS_SPLITS secret splits of the digits, stacked (a seed each); the held-out labels stay on the
+    trusted side."""
     from helpers.data import digits
 
     pixels, labels = digits()
-    order = rng.permutation(len(labels))
-    train, test = order[:DIGITS_TRAIN], order[DIGITS_TRAIN:]
-    return {"digits.seed": np.asarray(int(rng.integers(2**31))),
-            "digits.x_train": pixels[train].reshape(-1, 1, 8, 8), "digits.y_train": labels[train],
-            "digits.x_test": pixels[test].reshape(-1, 1, 8, 8), PRIVATE + "digits.y_test": labels[test]}
+    orders = [rng.permutation(len(labels)) for _ in range(DIGITS_SPLITS)]
+    train, test = np.stack([o[:DIGITS_TRAIN] for o in orders]), np.stack([o[DIGITS_TRAIN:] for o in orders])
+    return {"digits.seed": rng.integers(2**31, size=DIGITS_SPLITS),
+            "digits.x_train": pixels[train].reshape(DIGITS_SPLITS, -1, 1, 8, 8), "digits.y_train": labels[train],
+            "digits.x_test": pixels[test].reshape(DIGITS_SPLITS, -1, 1, 8, 8), PRIVATE + "digits.y_test": labels[test]}
 
 
 def run_digits_cnn(answers, inputs, record):
-    """DigitsCNN: its layers, size and the numbers its forward pass reads; then trained by the notebook's
-    train_classifier on the secret split, its predictions on the held-out images."""
-    seed = int(inputs["digits.seed"])
-    torch.manual_seed(seed)
-    model = answers.DigitsCNN()
-    record("has_conv", any(isinstance(m, nn.Conv2d) for m in model.modules()))
-    record("size", sum(p.numel() for p in model.parameters() if p.requires_grad))
-    x_test = torch.from_numpy(inputs["digits.x_test"])
-    watch = ProbeOps(x_test)
-    with watch, torch.no_grad():
-        record("shape", list(model(x_test[:5]).shape))
-    record("reads", sum(watch.read.values()))
-    model = probe_train_classifier(model, torch.from_numpy(inputs["digits.x_train"]),
-                                   torch.from_numpy(inputs["digits.y_train"]), seed)
-    with torch.no_grad():
-        record("predictions", model(x_test).argmax(dim=1))
+    """DigitsCNN: its layers, size and the numbers its forward pass reads; then, on each secret split, a
+    fresh one trained by the notebook's train_classifier, its predictions on the held-out images."""
+    seeds = [int(seed) for seed in np.ravel(inputs["digits.seed"])]
+    predictions = []
+    for split, seed in enumerate(seeds):
+        torch.manual_seed(seed)
+        model = answers.DigitsCNN()
+        x_test = torch.from_numpy(inputs["digits.x_test"][split])
+        if split == 0:
+            record("has_conv", any(isinstance(m, nn.Conv2d) for m in model.modules()))
+            record("size", sum(p.numel() for p in model.parameters() if p.requires_grad))
+            watch = ProbeOps(x_test)
+            with watch, torch.no_grad():
+                record("shape", list(model(x_test[:5]).shape))
+            record("reads", sum(watch.read.values()))
+        model = probe_train_classifier(model, torch.from_numpy(inputs["digits.x_train"][split]),
+                                       torch.from_numpy(inputs["digits.y_train"][split]), seed)
+        with torch.no_grad():
+            predictions.append(model(x_test).argmax(dim=1))
+    record("predictions", torch.stack(predictions))
 
 
 def expected_digits_cnn(inputs) -> dict:
-    """The MLP of the notebook trained the same way on the same split: the accuracy to beat."""
-    seed = int(inputs["digits.seed"])
-    torch.manual_seed(seed)
-    mlp = nn.Sequential(nn.Flatten(), nn.Linear(64, 100), nn.ReLU(), nn.Linear(100, 10))
-    mlp = probe_train_classifier(mlp, torch.from_numpy(inputs["digits.x_train"]),
-                                 torch.from_numpy(inputs["digits.y_train"]), seed)
+    """The MLP of the notebook trained the same way on the same splits: its mean held-out accuracy is the one
+    to beat."""
     labels = inputs[PRIVATE + "digits.y_test"]
-    with torch.no_grad():
-        mlp_accuracy = float((mlp(torch.from_numpy(inputs["digits.x_test"])).argmax(dim=1).numpy() == labels).mean())
-    return {"labels": labels, "mlp_accuracy": mlp_accuracy}
+    correct = []
+    for split, seed in enumerate(int(seed) for seed in np.ravel(inputs["digits.seed"])):
+        torch.manual_seed(seed)
+        mlp = nn.Sequential(nn.Flatten(), nn.Linear(64, 100), nn.ReLU(), nn.Linear(100, 10))
+        mlp = probe_train_classifier(mlp, torch.from_numpy(inputs["digits.x_train"][split]),
+                                     torch.from_numpy(inputs["digits.y_train"][split]), seed)
+        with torch.no_grad():
+            correct.append(mlp(torch.from_numpy(inputs["digits.x_test"][split])).argmax(dim=1).numpy() == labels[split])
+    return {"labels": labels, "mlp_accuracy": float(np.mean(correct))}
 
 
 def judge_digits_cnn(got: dict, want: dict) -> str | None:
@@ -368,13 +380,15 @@ def judge_digits_cnn(got: dict, want: dict) -> str | None:
     if isinstance(accuracy, str):
         return accuracy
     if accuracy < DIGITS_FLOOR:
-        return (f"trained on the grader's split of the digits, DigitsCNN reached {accuracy:.1%} on the held-out "
-                f"images: it has not learned them (the MLP reaches {float(want['mlp_accuracy']):.1%})")
+        return (f"trained on the grader's {DIGITS_SPLITS} splits of the digits, DigitsCNN reached {accuracy:.1%} "
+                f"on the held-out images (the mean): it has not learned them (the MLP reaches "
+                f"{float(want['mlp_accuracy']):.1%})")
     return None
 
 
 def digits_accuracy(got: dict, want: dict) -> float | str:
-    """The held-out accuracy of DigitsCNN's predictions, or what is wrong with them."""
+    """The held-out accuracy of DigitsCNN's predictions, the mean over the splits (all of one size), or what
+    is wrong with them."""
     if "predictions" not in got:
         return "DigitsCNN gave no predictions"
     predictions, labels = np.ravel(got["predictions"]), np.ravel(want["labels"])
@@ -384,13 +398,13 @@ def digits_accuracy(got: dict, want: dict) -> float | str:
 
 
 def judge_digits_cnn_beats_mlp(got: dict, want: dict) -> str | None:
-    """Trained on the grader's split, the CNN's held-out accuracy is above the MLP's."""
+    """Trained on each of the grader's splits, the CNN's mean held-out accuracy is above the MLP's."""
     accuracy, mlp = digits_accuracy(got, want), float(want["mlp_accuracy"])
     if isinstance(accuracy, str):
         return accuracy
     if accuracy <= mlp:
-        return (f"trained on the grader's split of the digits, DigitsCNN reached {accuracy:.1%} on the held-out "
-                f"images; the MLP {mlp:.1%}")
+        return (f"trained on each of the grader's {DIGITS_SPLITS} splits of the digits, DigitsCNN reached "
+                f"{accuracy:.1%} on the held-out images (the mean); the MLP {mlp:.1%}")
     return None
 
 
