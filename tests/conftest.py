@@ -94,7 +94,7 @@ def released_course(tmp_path_factory) -> Course:
 # once), and the files queue in this order, the longest first, so that no long file starts last.
 LONGEST_FIRST = ("test_pipeline", "test_grading_folders", "test_tampering", "test_student_path", "test_rehearsal",
                  "test_sandbox_attacks", "test_gradescope",
-                 "test_journal", "test_grade")
+                 "test_journal", "test_grade", "test_lecture_notebooks", "test_execute", "test_digits_judge")
 
 
 def _module(item) -> str:
