@@ -275,7 +275,8 @@ def test_an_interrupted_batch_resumes_to_the_full_gradebook(released_course, not
     shim = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
             "os.execv(sys.argv[1], sys.argv[1:])")
     process = subprocess.Popen([sys.executable, "-c", shim, *command], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})  # its stack, should it hang
     try:
         first = process.stderr.readline()  # the first progress line: one result is in
         assert "s0/00_fixture: 6/6" in first, first + process.stderr.read()
@@ -294,8 +295,14 @@ def test_an_interrupted_batch_resumes_to_the_full_gradebook(released_course, not
         try:
             stdout, stderr = process.communicate(timeout=60)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"grade ignored {how}: {_signal_state(process.pid)}; this test process: "
-                        f"{_signal_state(os.getpid())}")
+            state = _signal_state(process.pid)
+            os.kill(process.pid, signal.SIGABRT)  # faulthandler writes where each thread of grade is
+            try:
+                _, stderr = process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                stderr = "(no stack: grade did not end on SIGABRT either)"
+            pytest.fail(f"grade ignored {how}: {state}; this test process: {_signal_state(os.getpid())}; "
+                        f"grade's stack:\n{stderr[-6000:]}")
     finally:
         gate.touch()
         if process.poll() is None:
