@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,3 +112,11 @@ def _closure(name: str, reached: set[str]) -> set[str]:
 
 def samples(name: str, kind: str) -> list:
     return grading_folder.samples(COURSE.root, name, kind)
+
+
+def probe_module(name: str):
+    """grading/<name>/probe.py imported as a module of its own: its constants and helpers beside PROBE."""
+    spec = importlib.util.spec_from_file_location(f"probe_{name}", grading_folder.probe_path(COURSE.root, name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -9,7 +9,6 @@ at a time from the trusted side, which counts them.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from probe_harness import probe_module
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -27,16 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "source" / "06_data_loading" / "06_data_loading.ipynb"
 
 
-def probe_module():
-    spec = importlib.util.spec_from_file_location("probe_06", ROOT / "grading" / "06_data_loading" / "probe.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def accuracy_after_training(build, train, seed: int) -> tuple[float, torch.Tensor]:
     """The grader's procedure on spirals(seed): its training points, batch size and held-out points, one thread."""
-    probe = probe_module()
+    probe = probe_module("06_data_loading")
     n, n_test = probe.CHALLENGE_N, probe.CHALLENGE_TEST_N
     x, y = (torch.from_numpy(a) for a in spirals(n + n_test, seed=seed))
     torch.manual_seed(seed)
@@ -95,7 +88,7 @@ def test_the_notebook_states_the_rules_the_probe_enforces():
                 if c["metadata"].get("nbgrader", {}).get("grade_id") == "challenge_tools")
     stated = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse("".join(cell["source"])).body
               if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
-    probe = probe_module()
+    probe = probe_module("06_data_loading")
     for name in ("CHALLENGE_MAX_SIZE", "CHALLENGE_MAX_BATCHES", "CHALLENGE_BATCH_SIZE"):
         assert stated[name] == getattr(probe, name), name
     assert sum(t.numel() for t in build_challenge_model(2, 3).state_dict().values()) <= probe.CHALLENGE_MAX_SIZE
@@ -113,7 +106,7 @@ def test_the_reference_clears_the_top_tier_by_more_than_the_graders_measure_can_
     sampling error at the top tier, over CHALLENGE_DRAWS * CHALLENGE_TEST_N points. The reference must sit
     at least four such errors above the tier, or it loses the tier on some of the grader's draws (it did,
     with 2,000 held-out points per spiral: 94.4 % on one draw of `make course`)."""
-    probe = probe_module()
+    probe = probe_module("06_data_loading")
     top = max(probe.CHALLENGE_TIERS.values())
     error = math.sqrt(top * (1 - top) / (probe.CHALLENGE_DRAWS * probe.CHALLENGE_TEST_N))
     accuracies = [accuracy_after_training(build_challenge_model, train_challenge, seed=seed)[0] for seed in (11, 12, 13)]
@@ -139,7 +132,7 @@ def test_the_grader_loader_holds_no_data_and_the_trusted_feed_stops_past_the_bat
     private inputs, never written to the kernel's inputs file; past the budget the feed refuses."""
     from autograder.probes import PRIVATE, kernel, kernel_inputs
 
-    probe = probe_module()
+    probe = probe_module("06_data_loading")
     inputs = probe.challenge_inputs(np.random.default_rng(0)) | {"challenge.seed": np.asarray(7)}
     assert not [key for key in kernel_inputs(inputs) if "train" in key]
     x, y = inputs[PRIVATE + "challenge.1.x_train"], inputs[PRIVATE + "challenge.1.y_train"]
@@ -164,7 +157,7 @@ def test_the_grader_loader_holds_no_data_and_the_trusted_feed_stops_past_the_bat
 
 
 def test_the_probe_judges_rules_then_accuracy_against_the_lowest_tier():
-    probe = probe_module()
+    probe = probe_module("06_data_loading")
     labels = np.arange(1000) % 3
     want = {"labels": labels}
 
@@ -191,7 +184,7 @@ def test_the_held_out_labels_never_reach_the_kernel(tmp_path):
 
     from autograder.probes import PRIVATE, kernel_inputs
 
-    probe = probe_module().PROBE
+    probe = probe_module("06_data_loading").PROBE
     inputs = probe.make_inputs(np.random.default_rng(3))
     labels = inputs[PRIVATE + "challenge.0.y_test"]
     assert not [key for key in kernel_inputs(inputs) if key.startswith(PRIVATE)]
@@ -201,7 +194,7 @@ def test_the_held_out_labels_never_reach_the_kernel(tmp_path):
         assert not [key for key in written.files if key.startswith(PRIVATE)]
         assert not any(np.array_equal(written[key], labels) for key in written.files)
         seed = int(written["challenge.seed"])
-    module = probe_module()
+    module = probe_module("06_data_loading")
     for offset in range(module.CHALLENGE_DRAWS):
         redrawn = spirals(module.CHALLENGE_N + module.CHALLENGE_TEST_N, seed=seed + offset)[1][module.CHALLENGE_N:]
         assert not np.array_equal(redrawn, labels)
@@ -210,7 +203,7 @@ def test_the_held_out_labels_never_reach_the_kernel(tmp_path):
 def test_the_tier_cells_are_judged_on_the_graders_points_with_the_notebooks_thresholds():
     import re
 
-    probe = probe_module()
+    probe = probe_module("06_data_loading")
     cells = {c["metadata"].get("nbgrader", {}).get("grade_id"): "".join(c["source"])
              for c in json.loads(NOTEBOOK.read_text())["cells"]}
     for gid, threshold in probe.CHALLENGE_TIERS.items():
@@ -234,7 +227,7 @@ def test_the_tier_cells_are_judged_on_the_graders_points_with_the_notebooks_thre
 def test_the_size_counts_weights_kept_outside_the_state_dict():
     """A model holding its weights in a plain list of tensors has an empty state_dict; its forward pass
     still reads every one of them, and that is what the budget counts."""
-    probe = probe_module()
+    probe = probe_module("06_data_loading")
 
     class ListNet(nn.Module):
         def __init__(self):
@@ -260,7 +253,7 @@ def test_in_a_grading_kernel_the_batches_come_from_the_trusted_feed_and_stop_at_
 
     from autograder.engine.execute import GradingExecute
 
-    probe = probe_module()
+    probe = probe_module("06_data_loading")
     inputs = probe.challenge_inputs(np.random.default_rng(1)) | {"challenge.seed": np.asarray(3)}
     served = []
     feed = probe.PROBE.serve(inputs)

@@ -9,7 +9,6 @@ deviations of that mean, or a sound CNN loses its points by luck. Measured here 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -17,6 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from probe_harness import probe_module
 
 from helpers.reference.nn_modules import DigitsCNN
 
@@ -25,15 +25,8 @@ DRAWS = 8  # x DIGITS_SPLITS splits
 STANDARD_ERRORS = 3
 
 
-def probe_module():
-    spec = importlib.util.spec_from_file_location("probe_04", ROOT / "grading" / "04_nn_modules" / "probe.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_reference_beats_the_mlp_by_more_than_the_graders_measure_can_err():
-    probe = probe_module()
+    probe = probe_module("04_nn_modules")
     answers = SimpleNamespace(DigitsCNN=DigitsCNN)
     margins = []  # per split: the reference's held-out accuracy minus the MLP's
     for draw in range(DRAWS):
@@ -62,7 +55,7 @@ def test_the_reference_beats_the_mlp_by_more_than_the_graders_measure_can_err():
 
 
 def test_the_notebook_says_how_many_splits_the_grader_trains_on():
-    probe = probe_module()
+    probe = probe_module("04_nn_modules")
     count = {2: "two", 3: "three", 4: "four", 5: "five"}[probe.DIGITS_SPLITS]
     cells = json.loads((ROOT / "source" / "04_nn_modules" / "04_nn_modules.ipynb").read_text())["cells"]
     text = " ".join("".join(cell["source"]) for cell in cells).replace("\n", " ")

@@ -8,23 +8,14 @@ machine). Counted as the answer's readings, they made the judge take a right ans
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def probe_module():
-    spec = importlib.util.spec_from_file_location("probe_08", ROOT / "grading" / "08_gpu_batch_timing" / "probe.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from probe_harness import probe_module
 
 
 def test_another_threads_readings_are_real_and_not_counted():
-    probe = probe_module()
+    probe = probe_module("08_gpu_batch_timing")
     clock = probe.ProbeClock()
     seen = {}
 
