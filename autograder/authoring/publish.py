@@ -23,7 +23,8 @@ no published notebook may show an answer of another assignment whose due date ha
 one); the release of such a notebook must wait for that due date (or its content change).
 
 OUT must be missing, empty (a fresh `git clone` holding only .git/ counts as empty) or a
-previous publish; nothing is written through a symbolic link inside OUT. Then the files the last publish wrote are replaced or removed, and every
+previous publish; nothing is written through a symbolic link inside OUT, and nothing is read
+through one in the course (a LICENSE linked to another file would publish that file). Then the files the last publish wrote are replaced or removed, and every
 other file (.git/, a workflow you added) is left alone; a file in the way that the last publish
 did not write stops the command. Then commit and push OUT, and attach the student wheel
 (`python -m autograder wheel`) to the release v<version> of the student repository.
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 from datetime import datetime, timezone
@@ -68,10 +70,35 @@ class PublishError(Exception):
     """The student tree cannot be published; the message says why. Nothing was written."""
 
 
+def links_in_course(course: Course, assignments: list[str]) -> list[str]:
+    """What publish reads of the course (README.md, LICENSE, notebooks/, the assignments' source
+    folders) that is a symbolic link or lies under one: 'path -> target', relative to the course."""
+    root = course.root
+    found = []
+    for top in [root / "README.md", root / "LICENSE", root / "notebooks",
+                *(course.source_dir / a for a in assignments)]:
+        path = root
+        for part in top.relative_to(root).parts:  # the path and every folder above it
+            path = path / part
+            if path.is_symlink():
+                found.append(path)
+                break
+        else:
+            for folder, names, files in os.walk(top):  # never into a linked folder
+                found += [Path(folder) / name for name in names + files
+                          if (Path(folder) / name).is_symlink()]
+    return sorted({f"{p.relative_to(root).as_posix()} -> {os.readlink(p)}" for p in found})
+
+
 def build_tree(course: Course, assignments: list[str], stage: Path) -> list[str]:
     """Write the student tree into the empty folder `stage`; returns its files, relative."""
     from autograder.authoring.student_release import generate_release
 
+    links = links_in_course(course, assignments)
+    if links:  # a link publishes whatever it points to: a reference, a key, another course
+        raise PublishError("publish never follows a symbolic link in the course, and these are: "
+                           + ", ".join(links[:5]) + (" ..." if len(links) > 5 else "")
+                           + ". Put the file itself in its place; nothing was written.")
     missing = [name for name in REQUIRED if not (course.root / name).is_file()]
     if missing:
         raise PublishError(f"{course.root} lacks {', '.join(missing)}; publish copies them")

@@ -323,3 +323,30 @@ def test_publish_never_writes_through_a_symbolic_link_inside_out(tmp_path):
     with pytest.raises(PublishError, match="symbolic links where publish writes: release/00_fixture"):
         publish(course, out)
     assert (elsewhere / "00_fixture.ipynb").read_text() == "mine"
+
+
+@pytest.mark.parametrize("link", ["LICENSE", "notebooks/99_borrowed.ipynb", "notebooks",
+                                  "source/00_fixture/data.txt", "source/00_fixture"])
+def test_publish_never_follows_a_symbolic_link_in_the_course(tmp_path, link):
+    """issue 37, 12: a course whose LICENSE was a link to another file published that file. Every
+    link among what publish reads (README.md, LICENSE, notebooks/, the assignments' source folders)
+    stops it, named, before anything is written."""
+    course = configured_copy(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    secret = elsewhere / ("private.ipynb" if link.endswith(".ipynb") else "private.txt")
+    if link.endswith(".ipynb"):
+        write_notebook(nbformat.v4.new_notebook(cells=[new_markdown_cell("PRIVATE-MARKER")]), secret)
+    else:
+        secret.write_text("PRIVATE-MARKER: not for students\n")
+    path = course.root / link
+    if path.is_dir():  # the folder moved away, a link in its place
+        shutil.move(path, elsewhere / path.name)
+        path.symlink_to(elsewhere / path.name, target_is_directory=True)
+    else:
+        path.unlink(missing_ok=True)
+        path.symlink_to(secret)
+    out = tmp_path / "student"
+    with pytest.raises(PublishError, match=f"symbolic link.*{link}"):
+        publish(course, out)
+    assert not out.exists()
