@@ -9,9 +9,14 @@
         wrong/*.py     other wrong answers, judged by the probe alone; each must fail its exercise
                        with a message holding the words it names
 
+    given.py       the stand-ins the probe hands the student's functions in the kernel (models, loaders,
+                   clocks, functions to differentiate): sent into the kernel as text, as `k.given`;
+                   they compute no property, expected value or verdict (optional)
+
 The folder sits outside source/ (nbgrader copies every file beside a notebook into the release)
-and is hidden from grading kernels: the probe's source reaches a kernel as text
-(autograder/probes/kernel.py). The reference stays in helpers/reference/<topic>.py.
+and is hidden from grading kernels: the probe runs in the grading process, and only the stand-ins'
+source reaches a kernel (autograder/probes/caller.py). The reference stays in
+helpers/reference/<topic>.py.
 
 A mutant (autograder/course/mutants.py):
 
@@ -42,6 +47,7 @@ from autograder.probes import Probe, ProbeError
 
 GRADING = "grading"
 PROBE_FILE = "probe.py"
+GIVEN_FILE = "given.py"
 KINDS = ("mutants", "variants", "wrong")
 _HEADER = re.compile(r"^#\s*(exercise|message|may lose)\s*:\s*(.*?)\s*$")
 
@@ -68,7 +74,7 @@ def files(root: Path, assignment: str, kind: str) -> list[Path]:
 
 
 def load_probe(path: Path) -> Probe:
-    """Import a probe.py (as a module of its own) and return its validated PROBE, with its source."""
+    """Import a probe.py (as a module of its own) and return its validated PROBE, with its stand-ins."""
     path = Path(path)
     name = f"grading_probe_{path.parent.name}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -84,7 +90,8 @@ def load_probe(path: Path) -> Probe:
         raise ProbeError(f"{path}: defines no PROBE = Probe(...) (autograder/probes/__init__.py)")
     if probe.assignment != path.parent.name:
         raise ProbeError(f"{path}: PROBE.assignment is {probe.assignment!r}; the folder is {path.parent.name!r}")
-    return probe.with_source(path.read_text(encoding="utf-8"), course_root=path.parents[2])
+    given = path.parent / GIVEN_FILE
+    return probe.with_given(given.read_text(encoding="utf-8") if given.is_file() else "", course_root=path.parents[2])
 
 
 def probe_for(assignment: str, root: Path | None = None) -> Probe | None:

@@ -206,7 +206,7 @@ class GradingExecute(Execute):
 
     # -- the trusted run's feed and epilogue --------------------------------------------------------
 
-    feed = None  # the trusted run's answers to the kernel's input() (verify.py: probe.serve); None: none
+    feed = None  # the trusted run's conversation (autograder/probes/session.py): answers every input(); None: none
     # Set on a subclass made for one job (autograder/engine/job.py), since nbgrader makes the instance:
     epilogue: tuple[str, ...] = ()  # code run after the notebook's cells, in the same kernel
     report: dict | None = None  # filled when an epilogue ran: notebook_ran, epilogue_ran (bools)
@@ -233,7 +233,7 @@ class GradingExecute(Execute):
             msg = await ensure_async(self.kc.get_stdin_msg(timeout=None))
             if msg.get("msg_type") == "input_request":
                 received = monotonic()
-                prompt = str((msg.get("content") or {}).get("prompt", ""))[:200]
+                prompt = str((msg.get("content") or {}).get("prompt", ""))  # the feed bounds what it reads
                 try:
                     answer = str(self.feed(prompt))
                 except Exception:  # a feed that fails answers nothing useful, but the kernel must not wait

@@ -49,7 +49,6 @@ from autograder.engine.drop_duplicate_cells import drop_duplicate_cells
 from autograder.engine.execute import budget_overruns, kernel_deaths
 from autograder.engine.nbgrader_setup import ensure_tools_on_path, load_config, nbgrader_log
 from autograder.engine.restore_missing_cells import restore_missing_cells
-from autograder.engine.sandbox import OUTBOX_FD
 from autograder.engine.template import course_from_template
 
 # What a job imports when it first runs, lazily (a caller that only builds jobs does not pay for
@@ -313,20 +312,16 @@ class _Trusted:
     """The trusted probes of one job, run after nbgrader's cells in its kernel (see _verify)."""
 
     plan: object  # verify.Plan
-    outbox: Path
+    conversation: object  # probes.session.Conversation: the executor's feed, what came back
     report: dict  # what the executor says of the run (execute.GradingExecute.report)
     executor: type  # the pipeline's own executor class, for a second run
-
-
-# Beside the submission, so nbgrader copies it into the folder its kernel runs in.
-PROBE_INPUTS = "autograder_probe_inputs.npz"
 
 
 def _probes_after_the_notebook(job: GradeJob, repaired: NotebookNode, source_nb: NotebookNode, config,
                                course: Path, student: str) -> _Trusted | None:
     """Make nbgrader's kernel run the trusted probes after the notebook's last cell: the job's own
-    executor class, its epilogue the probe's cells, its outbox out of the kernel's sight. None when
-    the job has no trusted run (verify off, or no probe)."""
+    executor class, its epilogue the caller's cells, its feed the probe's conversation. None when the
+    job has no trusted run (verify off, or no probe)."""
     if not job.verify:
         return None
     from nbgrader.converters import Autograde
@@ -335,24 +330,18 @@ def _probes_after_the_notebook(job: GradeJob, repaired: NotebookNode, source_nb:
     from autograder.engine import verify as trusted
 
     key = job.verify_key or secrets.token_hex(16)
-    submitted = course / "submitted" / student / job.assignment
-    plan = trusted.prepare(job.assignment, job.student_id, repaired, source_nb, submitted / PROBE_INPUTS,
-                           key=key, root=job.course_root)
+    plan = trusted.prepare(job.assignment, job.student_id, repaired, source_nb, key=key, root=job.course_root)
     if plan is None:
         return None
     pipeline = list(config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()[
         "autograde_preprocessors"].default())
     index = next(i for i, step in enumerate(pipeline) if isinstance(step, type) and issubclass(step, Execute))
-    outbox, report = course / "verify" / "outbox.npz", {}
-    outbox.parent.mkdir(parents=True, exist_ok=True)
-    in_kernel = course / "autograded" / student / job.assignment / PROBE_INPUTS
-    feed, executor = plan.feed(), pipeline[index]
+    report, executor, conversation = {}, pipeline[index], plan.conversation()
     # Not in `config`: nbclient loads the config again when it starts, over what was set by hand.
     pipeline[index] = type(executor.__name__, (executor,), {
-        "epilogue": tuple(plan.kernel_cells(OUTBOX_FD, in_kernel)), "report": report,
-        "outbox": Unicode(str(outbox)), "feed": staticmethod(feed) if feed is not None else None})
+        "epilogue": tuple(plan.kernel_cells()), "report": report, "feed": staticmethod(conversation)})
     config.Autograde.autograde_preprocessors = pipeline
-    return _Trusted(plan, outbox, report, executor)
+    return _Trusted(plan, conversation, report, executor)
 
 
 def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, course: Path,
@@ -364,18 +353,16 @@ def _verify(job: GradeJob, nb: NotebookNode, source_nb: NotebookNode, config, co
     and the probes again, as verify.verify does (a death there runs the cells before it, alone)."""
     from autograder.engine import verify as trusted
 
+    outputs = probes.conversation.finish()
     if probes.report.get("notebook_ran") and probes.report.get("epilogue_ran") is not None:
-        verification = trusted.conclude(probes.plan, trusted.read_outbox(probes.plan, probes.outbox))
+        verification = trusted.conclude(probes.plan, outputs)
     else:
-        def execute(notebook: NotebookNode, folder: Path, outbox: Path, feed=None) -> None:
-            running = probes.executor(config=config, log=logger, outbox=str(outbox))
-            running.feed = feed  # the probe's answers to the kernel's input() (06's training batches)
+        def execute(notebook: NotebookNode, folder: Path, feed) -> None:
+            running = probes.executor(config=config, log=logger)
+            running.feed = feed  # the probe's conversation, and its served data (06's training batches)
             running.preprocess(notebook, {"metadata": {"path": str(folder)}})
 
-        folder = course / "verify"
-        shutil.copyfile(probes.plan.in_path, folder / "inputs.npz")
-        probes.plan.in_path = folder / "inputs.npz"
-        verification = trusted.verify(job.assignment, job.student_id, nb, source_nb, folder, execute,
+        verification = trusted.verify(job.assignment, job.student_id, nb, source_nb, course / "verify", execute,
                                       plan=probes.plan)
     result.verification = {name: v.message or "passed" for name, v in verification.verdicts.items()}
     changed = trusted.apply(verification, result.cells)

@@ -5,10 +5,11 @@ the tests see (autograder/probes/__init__.py lists how). So every exercise is al
 
 1. read for what no answer needs (autograder/engine/scan.py), in the cells the student wrote:
    their solution cells and the cells they added (`student_code`);
-2. run by its probe on inputs drawn here from a seed the student cannot know (`prepare`), in the
-   same kernel, after nbgrader's last cell: the engine makes the probe's cells the executor's
-   epilogue (autograder/engine/job.py, execute.GradingExecute);
-3. judged here, on the plain arrays the kernel saved, against the reference (`conclude`).
+2. called by its probe on inputs drawn here from a seed the student cannot know (`prepare`), in the
+   same kernel, after nbgrader's last cell: the engine makes the caller's cells the executor's
+   epilogue and the probe's conversation its feed (autograder/engine/job.py, execute.GradingExecute,
+   autograder/probes/session.py): the kernel calls, the probe here records what came back;
+3. judged here, on those raw values, against the reference (`conclude`).
 
 Where the notebook's own cells did not all run (a kernel death, a spent budget), `verify` runs
 the student's code alone in a fresh kernel: the setup cell and read-only definitions from the
@@ -47,8 +48,8 @@ from autograder.course.grading_folder import probe_for
 from autograder.course.notebooks import grade_id, is_solution, is_test, nbgrader
 from autograder.engine import scan
 from autograder.engine.execute import KERNEL_DIED
-from autograder.engine.sandbox import OUTBOX_FD
-from autograder.probes import Verdict, judge, kernel_cells, kernel_inputs, load_outputs
+from autograder.probes import Verdict, conversation, judge, kernel_cells
+from autograder.probes.session import Conversation
 
 
 @dataclass
@@ -156,24 +157,22 @@ class Plan:
     notes: list[str]
     inputs: dict
     expected: dict
-    in_path: Path
     started: float
     metadata: dict = field(default_factory=dict)  # the source notebook's (its kernel)
 
-    def kernel_cells(self, outbox: Path | int, in_path: Path | None = None) -> list[str]:
-        """The probe's cells, writing to `outbox`, reading the inputs at `in_path` (where the kernel
-        finds the file saved at self.in_path; default: there)."""
-        return kernel_cells(self.probe, in_path or self.in_path, outbox)
+    def kernel_cells(self) -> list[str]:
+        """The caller's cells: its start, then one conversation per exercise."""
+        return kernel_cells(self.probe)
 
-    def feed(self):
-        """The answers to the kernel's input() (Probe.serve), or None."""
-        return self.probe.serve(self.inputs) if self.probe.serve is not None else None
+    def conversation(self) -> Conversation:
+        """A fresh conversation for one kernel's run of kernel_cells (the executor's feed)."""
+        return conversation(self.probe, self.inputs)
 
 
 def prepare(assignment: str, student_id: str, submitted: NotebookNode, source_nb: NotebookNode,
-            in_path: Path, key: str = "", root: Path | None = None) -> Plan | None:
-    """Draw the inputs (saved at `in_path`, where the kernel reads them), compute the reference's
-    results and scan the student's code; None when `assignment` has no probe."""
+            key: str = "", root: Path | None = None) -> Plan | None:
+    """Draw the inputs, compute the reference's results and scan the student's code; None when
+    `assignment` has no probe."""
     probe = probe_for(assignment, root)
     if probe is None:
         return None
@@ -183,16 +182,13 @@ def prepare(assignment: str, student_id: str, submitted: NotebookNode, source_nb
     cells, _ = student_code(submitted, source_nb)
     scan_failed, notes = scan_failures(cells, solutions, probe.forbidden)
     inputs = probe.make_inputs(np.random.default_rng(seed_for(key, student_id, assignment)))
-    in_path = Path(in_path)
-    in_path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(in_path, **kernel_inputs(inputs))  # private inputs stay here
-    expected = probe.expected(inputs)  # first: what may come back is bounded by it
-    return Plan(probe, cells, solutions, needs, scan_failed, notes, inputs, expected, in_path, started,
+    expected = probe.expected(inputs)
+    return Plan(probe, cells, solutions, needs, scan_failed, notes, inputs, expected, started,
                 copy.deepcopy(source_nb.metadata))
 
 
 def conclude(plan: Plan, outputs: dict[str, np.ndarray], died: int | None = None) -> Verification:
-    """Judge what the kernel saved; `died`: the index in plan.cells of the student's cell that
+    """Judge what the kernel handed back; `died`: the index in plan.cells of the student's cell that
     killed the kernel (the exercises from there on fail, saying so)."""
     verdicts = judge(plan.probe, plan.inputs, outputs, plan.expected)
     if died is not None:
@@ -205,15 +201,6 @@ def conclude(plan: Plan, outputs: dict[str, np.ndarray], died: int | None = None
     return Verification(verdicts, plan.needs, plan.notes, round(time.perf_counter() - plan.started, 2))
 
 
-def read_outbox(plan: Plan, path: Path) -> dict[str, np.ndarray]:
-    """The records the kernel saved at `path`, read only as far as the reference's bound them;
-    none when nothing (or no plain arrays) was written."""
-    try:
-        return load_outputs(path, plan.expected)
-    except (OSError, ValueError, EOFError):
-        return {}
-
-
 def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb: NotebookNode,
            folder: Path, execute, key: str = "", root: Path | None = None,
            plan: Plan | None = None) -> Verification | None:
@@ -223,47 +210,43 @@ def verify(assignment: str, student_id: str, submitted: NotebookNode, source_nb:
     in the same kernel (autograder/engine/job.py); this separate run is for a notebook whose own
     cells did not all run there (a kernel death, a spent budget), and for callers without nbgrader.
 
-    execute(nb, folder, outbox): runs a notebook in a fresh kernel with cwd `folder` (the engine
-    passes nbgrader's Execute, configured like the one that ran the tests), the kernel holding
-    `outbox` open for writing as sandbox.OUTBOX_FD; it must not raise for errors in cells. For a
-    probe that serves data (`Probe.serve`), it gets `feed=`: the function that answers the kernel's
-    input() requests (06's training batches, counted on this side). When the kernel dies it marks the cell (GradingExecute) or raises; a death in the
-    student's code runs the cells before it again, alone (see the module's docstring).
-    plan: one `prepare` made already (its inputs must lie in `folder`); default: a new one.
+    execute(nb, folder, feed): runs a notebook in a fresh kernel with cwd `folder` (the engine
+    passes nbgrader's Execute, configured like the one that ran the tests), answering the kernel's
+    input() requests with `feed` (the probe's Conversation); it must not raise for errors in cells.
+    When the kernel dies it marks the cell (GradingExecute) or raises; a death in the student's code
+    runs the cells before it again, alone (see the module's docstring).
+    plan: one `prepare` made already; default: a new one.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if plan is None:
-        plan = prepare(assignment, student_id, submitted, source_nb, folder / "inputs.npz", key, root)
+        plan = prepare(assignment, student_id, submitted, source_nb, key, root)
     if plan is None:
         return None
     cells = plan.cells
     outputs, died = _run(plan, [text for _, text in cells], folder, execute)
     if died is not None:  # the student's code killed the kernel: run what came before it, alone
-        outputs, _ = _run(plan, [text for _, text in cells[:died]], folder, execute, attempt=1)
+        outputs, _ = _run(plan, [text for _, text in cells[:died]], folder, execute)
     return conclude(plan, outputs, died)
 
 
-def _run(plan: Plan, student: list[str], folder: Path, execute, attempt: int = 0
-         ) -> tuple[dict[str, np.ndarray], int | None]:
-    """Run `student`'s cells, then the probes, in one fresh kernel.
+def _run(plan: Plan, student: list[str], folder: Path, execute) -> tuple[dict[str, np.ndarray], int | None]:
+    """Run `student`'s cells, then the caller's, in one fresh kernel.
 
-    Returns (the outputs the probes saved, the index in `student` of the cell that killed the
-    kernel, or None when none did: a death in a probe costs that probe and the later ones only).
-    The outputs are read only as far as the reference's records bound them.
+    Returns (what the probes recorded, the index in `student` of the cell that killed the kernel, or
+    None when none did: a death during a probe's calls costs that exercise and the later ones only).
     """
-    out_path = folder / f"outputs-{attempt}.npz"
     nb = nbformat.v4.new_notebook()
     nb.metadata = copy.deepcopy(plan.metadata)
     nb.cells = [nbformat.v4.new_code_cell(text) for text in student]
-    nb.cells += [nbformat.v4.new_code_cell(text) for text in plan.kernel_cells(OUTBOX_FD)]
-    feed = plan.feed()  # data the kernel asks for, counted here
+    nb.cells += [nbformat.v4.new_code_cell(text) for text in plan.kernel_cells()]
+    feed = plan.conversation()
     try:
-        execute(nb, folder, out_path, **({"feed": feed} if feed is not None else {}))
+        execute(nb, folder, feed)
         raised = False
-    except Exception:  # an executor that lets a dead kernel through: the outputs saved so far count
+    except Exception:  # an executor that lets a dead kernel through: what was handed back so far counts
         raised = True
-    outputs = read_outbox(plan, out_path)
+    outputs = feed.finish()
     died = death_cell(nb, raised)
     return outputs, died if died is not None and died < len(student) else None
 
@@ -318,9 +301,10 @@ def apply(verification: Verification, cells: dict[str, dict]) -> list[str]:
 def summary_markdown(verification: Verification) -> str:
     """The feedback's section on the trusted run, for the top of the autograded notebook."""
     lines = ["## Checked outside your notebook",
-             "Each exercise was also run on inputs your notebook never saw, in a separate run with "
-             "no test cell, and compared with the expected results. A test's points count only when "
-             "its exercise passes here.", "", "| exercise | result |", "| --- | --- |"]
+             "Each exercise was also called on inputs your notebook never saw, after your notebook's "
+             "last cell, and what it returned was compared with the expected results by the grader. "
+             "A test's points count only when its exercise passes here.", "", "| exercise | result |",
+             "| --- | --- |"]
     for name, verdict in verification.verdicts.items():
         lines.append(f"| `{name}` | {'passed' if verdict.ok else verdict.message.replace('|', '/')} |")
     if verification.findings:

@@ -1,21 +1,25 @@
 """Probes: each exercise run on inputs the notebook never saw, judged outside the student's kernel.
 
 A student controls the kernel that runs nbgrader's tests: it can monkeypatch the checks, return
-objects whose `__eq__` is always true, or install IPython hooks that turn `assert` into `pass`.
-So the points are also earned a second way that the kernel cannot fake (autograder/engine/verify.py):
+objects whose `__eq__` is always true, install IPython hooks that turn `assert` into `pass`, or rewrite
+anything that runs there after it. So the kernel is not a witness (STYLE habit 21): the points are also
+earned a second way, in which the kernel only calls the student's functions and hands back what they
+returned (autograder/engine/verify.py runs it):
 
-1. The trusted grading process draws fresh inputs (`make_inputs`, from a seed the student
-   cannot know) and writes them as plain arrays.
-2. A separate kernel runs the student's code (no test cell), then each exercise's `run` on those
-   inputs; `record(key, value)` keeps what came back as plain arrays (numbers, booleans,
-   strings: never pickles, never live objects). The probe module's source is sent into the
-   kernel (autograder/probes/kernel.py); the grading folder itself is hidden from kernels.
-3. The trusted process computes the expected records (`expected`, or the same `run` on the
-   reference module in `helpers.reference`) and compares (`judge`).
+1. The trusted grading process draws fresh inputs (`make_inputs`, from a seed the student cannot know).
+2. After the notebook's last cell, the kernel's fixed caller (autograder/probes/caller.py, the same for
+   every assignment) runs one conversation per exercise: the probe's `run(k, inputs, record)` runs
+   *here*, in the grading process, and asks the kernel through `k` (autograder/probes/session.py) to
+   call the student's functions on values it sends; `record(key, value)` keeps what came back as plain
+   arrays. Nothing of the probe but the calls reaches the kernel: no expected value, no tolerance, no
+   judge, no private input.
+3. The trusted process computes the expected records (`expected`, or the same `run` on the reference
+   module in `helpers.reference`, through the same caller in this process) and judges (`judge`). Every
+   property (a size, a count, an accuracy, a statistic) is computed here from the raw values.
 
-A hostile kernel can only write numbers into the outputs file; to write the right ones it has to
-compute them, which is the exercise. A test cell keeps its nbgrader points only when the exercise
-it belongs to passes here (autograder/engine/job.py).
+A hostile kernel can only hand back values; to hand back the right ones it has to compute them, which is
+the exercise. A test cell keeps its nbgrader points only when the exercise it belongs to passes here
+(autograder/engine/job.py).
 
 The contract, declared once per assignment in `grading/<assignment>/probe.py` as `PROBE`
 (autograder/course/grading_folder.py gives the folder's whole layout):
@@ -25,25 +29,29 @@ The contract, declared once per assignment in `grading/<assignment>/probe.py` as
         reference="helpers.reference.numpy_mlp",  # the module `run` is judged against
         make_inputs=make_inputs,                  # rng -> {"name": np.ndarray}: the secret inputs
         exercises={"relu": Exercise(run=run_relu), ...},
-        numpy_only=True,                          # PyTorch calls made while an exercise runs fail it
+        numpy_only=True,                          # PyTorch calls refused while the student's code runs
         forbidden=("torch", "helpers"),           # names the student's code may not mention (scan.py)
     )
 
-    def run_relu(answers, inputs, record):  # the same function in the kernel and here
-        record("out", answers.relu(inputs["relu.h"].copy()))
+    def run_relu(k, inputs, record):  # runs here; the same calls reach the kernel and the reference
+        h = k.value(inputs["relu.h"])             # a copy of the array, in the kernel
+        record("out", k.answers.relu(h))          # what relu returned, fetched as a plain array
+        record("input_kept", h)                   # and the argument as the call left it
 
-`answers` is the student's namespace in the kernel (`answers.relu`), the reference module here.
-An Exercise may give `expected(inputs) -> {key: value}` where the reference is not a function
-to call the same way (values, properties), a `tolerance`, and a `judge(got, want) -> message or
-None` where plain comparison is not the question. A probe module imports `helpers.reference`
-only inside functions that run on the trusted side (kernels cannot read it).
+`k.answers.name` is the student's name in the kernel, the reference module's here. What the kernel must
+hold that is not plain data (a model to train, a stand-in device, a loader) is built by the assignment's
+stand-ins, `grading/<assignment>/given.py`, sent into the kernel as text and reached as `k.given`: they
+build inputs and hand back what the student's objects yield, and compute no property, expected value or
+verdict. An Exercise may give `expected(inputs) -> {key: value}` where the reference is not a function to
+call the same way (values, properties), a `tolerance`, and a `judge(got, want) -> message or None` where
+plain comparison is not the question. A probe module imports `helpers.reference` only inside functions
+(the reference runs here only).
 
-Inputs whose name starts with `private.` (PRIVATE) stay on the trusted side: `expected` and the
-judges get them, the kernel's inputs file never holds them (`kernel_inputs`). Held-out labels go
-there: the kernel needs the points to predict on, never their answers. Data the kernel must use but
-never hold whole (06's training batches, under a budget) is served: `Probe(serve=inputs -> feed)`,
-and the probe's code in the kernel calls `kernel.ask(prompt)` (input()), which the grader's
-executor answers with `feed(prompt)` here, counting what it hands out.
+Inputs whose name starts with `private.` (PRIVATE) stay on the trusted side: `expected` and the judges get
+them, a probe's `run` never does (`kernel_inputs`), so it cannot send them. Held-out labels go there. Data
+the kernel must use but never hold whole (06's training batches, under a budget) is served:
+`Probe(serve=inputs -> feed)`, and the stand-ins in the kernel call `caller.ask(prompt)` (input()), which
+the grader's executor answers with `feed(prompt)` here, counting what it hands out.
 """
 
 from __future__ import annotations
@@ -61,9 +69,18 @@ from typing import Any
 
 import numpy as np
 
-from autograder.probes.kernel import ERROR, TORCH, collect
+from autograder.probes import caller
+from autograder.probes.session import (
+    ERROR,
+    Conversation,
+    Session,
+    as_fetched,
+    as_record,
+    local_channel,
+    run_exercise,
+)
 
-Run = Callable[[Any, Mapping[str, np.ndarray], Callable[[str, Any], None]], None]
+Run = Callable[[Session, Mapping[str, np.ndarray], Callable[[str, Any], None]], None]
 Judge = Callable[[dict, dict], "str | None"]
 
 
@@ -121,7 +138,7 @@ class Probe:
     # inputs -> feed(prompt) -> answer: data the kernel asks for one piece at a time (kernel.ask), served
     # and counted on the trusted side, so that it never lies in the kernel whole (06's training batches)
     serve: Callable[[Mapping[str, np.ndarray]], Callable[[str], str]] | None = None
-    source: str = field(default="", repr=False, compare=False)  # the module's text, for the kernel
+    given: str = field(default="", repr=False, compare=False)  # grading/<assignment>/given.py's text
     course_root: Path | None = field(default=None, repr=False, compare=False)  # where it was loaded
 
     def __post_init__(self):
@@ -148,23 +165,52 @@ class Probe:
         object.__setattr__(self, "exercises", dict(self.exercises))
         object.__setattr__(self, "forbidden", tuple(self.forbidden))
 
-    def with_source(self, source: str, course_root: Path | None = None) -> Probe:
-        return dataclasses.replace(self, source=source, course_root=course_root)
+    def with_given(self, given: str, course_root: Path | None = None) -> Probe:
+        """This probe with its stand-ins' source (grading/<assignment>/given.py) and its course."""
+        return dataclasses.replace(self, given=given, course_root=course_root)
+
+    def given_module(self):
+        """The stand-ins as a module of this process (the reference's runs use them as the kernel does)."""
+        return caller.load_given(self.given, given_name(self.assignment)) if self.given else None
 
     def expected(self, inputs: Mapping[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
         """exercise -> key -> the expected plain array, on the trusted side.
 
-        Silently: what the reference prints (06's `fit` draws a progress bar) would otherwise reach
-        the grader's terminal once per submission, among the lines `grade` and `check` print."""
+        An exercise without `expected` is asked of the reference with the calls it asks of the kernel,
+        through the kernel's own caller in this process. Silently: what the reference prints (06's `fit`
+        draws a progress bar) would otherwise reach the grader's terminal once per submission."""
         reference = _reference_module(self.reference, self.course_root) if self.reference else None
+        given = self.given_module()
         want = {}
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), served(self, inputs):
             for name, exercise in self.exercises.items():
                 if exercise.expected is None:
-                    want[name] = collect(exercise.run, reference, inputs)
+                    records = run_exercise(exercise.run, Session(local_channel(vars(reference), given)),
+                                           kernel_inputs(inputs))
+                    if ERROR in records:
+                        raise ProbeError(f"the probe of {self.assignment!r}: the reference failed {name}: "
+                                         f"{records[ERROR]}")
+                    want[name] = records
                 else:
-                    want[name] = {key: _plain(value) for key, value in exercise.expected(dict(inputs)).items()}
+                    want[name] = {key: as_record(as_fetched(value))
+                                  for key, value in exercise.expected(dict(inputs)).items()}
         return want
+
+
+def given_name(assignment: str) -> str:
+    """The module name the stand-ins of `assignment` run under, in a kernel and here."""
+    return "grading_given_" + assignment.replace("-", "_")
+
+
+@contextlib.contextmanager
+def served(probe: Probe, inputs: Mapping[str, np.ndarray]):
+    """While the caller runs in this process: its `ask` answered by the probe's feed (Probe.serve)."""
+    saved = caller.ASK
+    caller.ASK = probe.serve(inputs) if probe.serve is not None else None
+    try:
+        yield
+    finally:
+        caller.ASK = saved
 
 
 def _reference_module(name: str, course_root: Path | None):
@@ -182,24 +228,22 @@ def _reference_module(name: str, course_root: Path | None):
     return module
 
 
-def _plain(value: Any) -> np.ndarray:
-    from autograder.probes.kernel import plain
-
-    return plain(value) if not isinstance(value, np.ndarray) else value
-
-
 # -- the kernel cells --------------------------------------------------------------------------------
 
-def kernel_cells(probe: Probe, in_path: Path, out: Path | int) -> list[str]:
-    """The code cells that run `probe` in a kernel: one to load it, then one per exercise.
-    out: where the records go, a path or a descriptor the kernel holds (the sandbox's outbox)."""
-    target = out if isinstance(out, int) else json.dumps(str(out))
-    setup = ("from autograder.probes.kernel import start as __autograder_start\n"
-             f"__autograder_run = __autograder_start({json.dumps(probe.source)}, "
-             f"{json.dumps('grading_probe_' + probe.assignment)}, {json.dumps(str(in_path))}, "
-             f"{target}, {probe.numpy_only}, globals())\n"
+def kernel_cells(probe: Probe) -> list[str]:
+    """The code cells of the trusted run in a kernel: one to start the caller, then one conversation per
+    exercise (the executor answers each with the probe's Conversation)."""
+    setup = ("from autograder.probes.caller import start as __autograder_start\n"
+             f"__autograder_serve = __autograder_start(globals(), {json.dumps(probe.given or None)}, "
+             f"{json.dumps(given_name(probe.assignment))}, {probe.numpy_only})\n"
              "del __autograder_start\n")
-    return [setup] + [f"__autograder_run({json.dumps(name)})" for name in probe.exercises]
+    return [setup] + [f"__autograder_serve({json.dumps(name)})" for name in probe.exercises]
+
+
+def conversation(probe: Probe, inputs: Mapping[str, np.ndarray]) -> Conversation:
+    """The grader's side of one kernel's trusted run: the executor's feed (GradingExecute.feed)."""
+    feed = probe.serve(inputs) if probe.serve is not None else None
+    return Conversation({name: e.run for name, e in probe.exercises.items()}, kernel_inputs(inputs), feed)
 
 
 PRIVATE = "private."
@@ -222,97 +266,22 @@ def facts_once(name: str, facts: Callable[[], Any]) -> Any:
 
 
 def kernel_inputs(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The inputs the kernel may read: every one but the trusted side's own (PRIVATE names)."""
+    """The inputs a probe's calls may send: every one but the trusted side's own (PRIVATE names)."""
     return {key: value for key, value in inputs.items() if not key.startswith(PRIVATE)}
 
 
 def run_in_namespace(probe: Probe, namespace: dict, inputs: Mapping[str, np.ndarray],
-                     folder: Path) -> dict[str, np.ndarray]:
-    """Run the kernel cells in `namespace` without a kernel (tests); returns the loaded outputs."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    in_path, out_path = folder / "inputs.npz", folder / "outputs.npz"
-    np.savez(in_path, **kernel_inputs(inputs))
-    from autograder.probes import kernel
-
-    kernel.ASK = probe.serve(inputs) if probe.serve is not None else None  # the feed, called directly
-    try:
-        for cell in kernel_cells(probe, in_path, out_path):
-            exec(compile(cell, "<probe cell>", "exec"), namespace)
-    finally:
-        kernel.ASK = None
-    return load_outputs(out_path)
-
-
-# What a kernel may hand back, in elements per array: a record the reference also makes, at most
-# _SLACK times the reference's (a wrong shape is still read, to be told as one) or _FLOOR; any
-# other record (counts, flags, notes, what a judge reads) at most _OTHER; all of them together at
-# most _TOTAL bytes.
-_SLACK, _FLOOR, _OTHER, _TOTAL = 4, 1 << 16, 1 << 20, 64 << 20
-_KINDS = "biufUS"  # booleans, integers, floats, strings: nothing else is plain data
-
-
-def load_outputs(path: Path, expected: Mapping[str, Mapping[str, np.ndarray]] | None = None
-                 ) -> dict[str, np.ndarray]:
-    """The arrays a kernel saved, plain data only (a pickle in the file raises ValueError).
-
-    expected: the reference's records (exercise -> key -> array). Each array's header is read
-    first, and the array loaded only when its dtype is plain and its size within the limits above:
-    a few-MB file that inflates to GBs, or an object array, takes no memory. A refused array is
-    left out and its exercise gets an error record saying why (the verdict tells the student).
-    """
-    import zipfile
-
-    limits: dict[str, int] = {}
-    for exercise, records in (expected or {}).items():
-        for key, value in records.items():
-            limits[f"{exercise}/{key}"] = max(_SLACK * int(np.asarray(value).size), _FLOOR)
-    out: dict[str, np.ndarray] = {}
-    if Path(path).stat().st_size == 0:  # the kernel ended before its first record
-        return out
-    try:
-        archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as error:
-        raise ValueError(f"not the records of a probe: {error}") from None
-    total = 0
-    with archive:
-        for info in archive.infolist():
-            key = info.filename.removesuffix(".npy")
-            with archive.open(info) as f:
-                version = np.lib.format.read_magic(f)
-                reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                          else np.lib.format.read_array_header_2_0)
-                shape, _, dtype = reader(f)
-            size = int(np.prod(shape, dtype=np.int64)) if shape else 1
-            limit = _limit(key, limits) if expected is not None else None
-            limit = limit if limit is not None else _OTHER
-            problem = None
-            if dtype.kind not in _KINDS or dtype.itemsize > 4096:
-                problem = f"dtype {dtype} is not plain data"
-            elif size > limit:
-                problem = f"{size} elements, far more than the {limit} expected"
-            elif info.file_size > size * dtype.itemsize + 4096:
-                problem = f"{info.file_size} bytes for {size} elements"
-            elif total + size * dtype.itemsize > _TOTAL:
-                problem = f"more than {_TOTAL >> 20} MiB handed back in all"
-            if problem is not None:
-                if expected is None:
-                    raise ValueError(f"{key}: {problem}")
-                exercise = key.split("/", 1)[0]
-                out.setdefault(f"{exercise}/{ERROR}",
-                               np.asarray(f"RecordRefused: {key.split('/', 1)[-1]}: {problem}"[:300]))
-                continue
-            total += size * dtype.itemsize
-            with archive.open(info) as f:
-                out[key] = np.lib.format.read_array(f, allow_pickle=False)
-    return out
-
-
-def _limit(key: str, limits: Mapping[str, int]) -> int | None:
-    """The size limit of a record: its own, or that of the key it numbers (`saved.0` of `saved`)."""
-    while key not in limits and "." in key.rsplit("/", 1)[-1]:
-        key = key.rsplit(".", 1)[0]
-    return limits.get(key)
+                     folder: Path | None = None) -> dict[str, np.ndarray]:
+    """Every exercise's calls asked of `namespace` through the caller, in this process (tests): the
+    records as a kernel's trusted run gives them (exercise/key -> array)."""
+    given = probe.given_module()
+    outputs: dict[str, np.ndarray] = {}
+    with served(probe, inputs):
+        for name, exercise in probe.exercises.items():
+            channel = local_channel(namespace, given, probe.numpy_only)
+            records = run_exercise(exercise.run, Session(channel), kernel_inputs(inputs))
+            outputs.update({f"{name}/{key}": value for key, value in records.items()})
+    return outputs
 
 
 # -- the trusted side ---------------------------------------------------------------------------------
@@ -347,9 +316,12 @@ def judge(probe: Probe, inputs: Mapping[str, np.ndarray], outputs: Mapping[str, 
 
 def _problem(name: str, exercise: Exercise, got: dict, want: dict) -> str | None:
     if ERROR in got:
-        return f"{name} raised {got[ERROR]} on the grader's inputs"
-    if TORCH in got:
-        return f"{name} called PyTorch ({', '.join(map(str, got[TORCH]))}); this assignment is NumPy only"
+        error = str(got[ERROR])
+        if error.startswith(caller.NUMPY_ONLY):
+            return f"{name} {error.split(': ', 1)[1]}"
+        if error.startswith(("stopped", "handed back")):
+            return f"{name}: {error}"
+        return f"{name} raised {error} on the grader's inputs"
     if not got:
         return f"{name} gave no result: the check run stopped before it (time limit, crash, or code that interfered)"
     if exercise.judge is not None:

@@ -22,42 +22,43 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     }
 
 
-def run_relu(answers, inputs, record):
+def run_relu(k, inputs, record):
     """float64 and float32, and the input left as it was."""
-    h = inputs["relu.h"].copy()
-    record("out", answers.relu(h))
-    record("out32", answers.relu(inputs["relu.h32"].copy()))
+    h = k.value(inputs["relu.h"])
+    record("out", k.answers.relu(h))
+    record("out32", k.answers.relu(k.value(inputs["relu.h32"])))
     record("input_kept", h)
 
 
-def run_mlp_forward(answers, inputs, record):
-    y_pred, _ = answers.mlp_forward(inputs["x"], inputs["w1"], inputs["w2"])
+def run_mlp_forward(k, inputs, record):
+    y_pred = k.answers.mlp_forward(*(k.value(inputs[key]) for key in ("x", "w1", "w2")))[0]
     record("y_pred", y_pred)
 
 
-def run_mlp_backward(answers, inputs, record):
+def run_mlp_backward(k, inputs, record):
     """Through the reference's forward pass on the trusted side, the student's in the kernel."""
-    _, cache = answers.mlp_forward(inputs["x"], inputs["w1"], inputs["w2"])
-    grad_w1, grad_w2 = answers.mlp_backward(inputs["x"], inputs["y"], inputs["w1"], inputs["w2"], cache)
-    record("grad_w1", grad_w1)
-    record("grad_w2", grad_w2)
+    x, y, w1, w2 = (k.value(inputs[key]) for key in ("x", "y", "w1", "w2"))
+    cache = k.answers.mlp_forward(x, w1, w2)[1]
+    grads = k.answers.mlp_backward(x, y, w1, w2, cache)
+    record("grad_w1", grads[0])
+    record("grad_w2", grads[1])
 
 
-def run_numeric_gradient(answers, inputs, record):
-    """The gradient, and the caller's w as it was (each perturbed entry put back)."""
-    c, w = inputs["numeric_gradient.c"], inputs["numeric_gradient.w"].copy()
-    record("grad", answers.numeric_gradient(lambda w: float(np.sum(np.sin(w) * c)), w))
+def run_numeric_gradient(k, inputs, record):
+    """The gradient of sum(sin(w) * c), and the caller's w as it was (each perturbed entry put back)."""
+    w = k.value(inputs["numeric_gradient.w"])
+    record("grad", k.answers.numeric_gradient(k.given.sin_dot(inputs["numeric_gradient.c"]), w))
     record("w_kept", w)
 
 
-def run_train_numpy_mlp(answers, inputs, record):
+def run_train_numpy_mlp(k, inputs, record):
     """The trained weights and losses; the caller's w1 left as it was."""
-    w1, w2 = inputs["w1"].copy(), inputs["w2"].copy()
-    w1_new, w2_new, losses = answers.train_numpy_mlp(inputs["x"], inputs["y"], w1, w2,
-                                                     float(inputs["learning_rate"]), int(inputs["steps"]))
-    record("w1", w1_new)
-    record("w2", w2_new)
-    record("losses", [float(v) for v in losses])
+    w1, w2 = k.value(inputs["w1"]), k.value(inputs["w2"])
+    trained = k.answers.train_numpy_mlp(k.value(inputs["x"]), k.value(inputs["y"]), w1, w2,
+                                        float(inputs["learning_rate"]), int(inputs["steps"]))
+    record("w1", trained[0])
+    record("w2", trained[1])
+    record("losses", k.given.floats(trained[2]))
     record("w1_kept", w1)
 
 

@@ -1,0 +1,18 @@
+"""What the grader hands 01's functions in the kernel: a function to differentiate, and a list read as floats.
+
+Stand-ins compute no property and no verdict (autograder/probes/__init__.py): they build inputs and hand
+back what the student's objects yield. NumPy only, as the assignment.
+"""
+
+import numpy as np
+
+
+def sin_dot(c):
+    """f(w) = sum(sin(w) * c), a function whose gradient is cos(w) * c."""
+    c = np.array(c)
+    return lambda w: float(np.sum(np.sin(w) * c))
+
+
+def floats(values):
+    """Each value of a sequence the student returned, as a float (a list of losses)."""
+    return [float(v) for v in values]
