@@ -84,7 +84,8 @@ def test_publish_runs_on_version_tags_and_calls_wheel_publish_site_and_the_push_
     assert publish[True] == {"push": {"tags": ["v*"]}}
     runs = "\n".join(s.get("run", "") for s in publish["jobs"]["publish"]["steps"])
     for command in ("python -m autograder wheel", "python -m autograder publish build/student",
-                    "make site", ".github/scripts/publish-student.sh"):
+                    "python -m autograder site --out build/site --published build/student",
+                    ".github/scripts/publish-student.sh"):
         assert command in runs
     step = next(s for s in publish["jobs"]["publish"]["steps"] if "publish-student.sh" in s.get("run", ""))
     assert step["env"]["GH_TOKEN"] == "${{ secrets.STUDENT_REPO_TOKEN }}"

@@ -34,185 +34,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.authoring.agreement import disagreements
-from autograder.authoring.leaks import (
-    CodeIndex,
-    code_lines,
-    find_leaks,
-    secrets,
-    split_regions,
-    telling,
-    windows,
-)
-from autograder.authoring.readme import (
-    ReadmeError,
-    render_readme,
-    student_notebooks,
-    student_readme,
+from autograder.authoring.student_tree import (
+    MARKER,
+    PublishError,
+    iso_time,
+    previous_files,
+    stage_tree,
 )
 from autograder.course.layout import Course, CourseError
-from autograder.course.notebooks import grade_id, read_notebook, strip_outputs, write_notebook
 from autograder.course.settings import SettingsError, course_settings
-from autograder.course.term import Term, course_term
-
-MARKER = ".autograder-publish.json"
-ALLOWED_IN_NEW_OUT = {".git"}  # what a fresh clone of an empty repository holds
-REQUIRED = ("README.md", "LICENSE", "pyproject.toml")
-
-
-class PublishError(Exception):
-    """The student tree cannot be published; the message says why. Nothing was written."""
-
-
-def links_in_course(course: Course, assignments: list[str]) -> list[str]:
-    """What publish reads of the course (README.md, LICENSE, notebooks/, the assignments' source
-    folders) that is a symbolic link or lies under one: 'path -> target', relative to the course."""
-    root = course.root
-    found = []
-    for top in [root / "README.md", root / "LICENSE", root / "notebooks",
-                *(course.source_dir / a for a in assignments)]:
-        path = root
-        for part in top.relative_to(root).parts:  # the path and every folder above it
-            path = path / part
-            if path.is_symlink():
-                found.append(path)
-                break
-        else:
-            for folder, names, files in os.walk(top):  # never into a linked folder
-                found += [Path(folder) / name for name in names + files
-                          if (Path(folder) / name).is_symlink()]
-    return sorted({f"{p.relative_to(root).as_posix()} -> {os.readlink(p)}" for p in found})
-
-
-def build_tree(course: Course, assignments: list[str], stage: Path) -> list[str]:
-    """Write the student tree into the empty folder `stage`; returns its files, relative."""
-    from autograder.authoring.student_release import generate_release
-
-    links = links_in_course(course, assignments)
-    if links:  # a link publishes whatever it points to: a reference, a key, another course
-        raise PublishError("publish never follows a symbolic link in the course, and these are: "
-                           + ", ".join(links[:5]) + (" ..." if len(links) > 5 else "")
-                           + ". Put the file itself in its place; nothing was written.")
-    missing = [name for name in REQUIRED if not (course.root / name).is_file()]
-    if missing:
-        raise PublishError(f"{course.root} lacks {', '.join(missing)}; publish copies them")
-    problems = disagreements(course, release=False)
-    if problems:
-        raise PublishError("these files disagree with [tool.course] in pyproject.toml; run "
-                           "`python -m autograder configure`:\n  - " + "\n  - ".join(problems))
-    settings = course_settings(course.root)
-    generate_release(course, assignments, stage / "release")
-    for path in sorted((course.root / "notebooks").glob("*.ipynb")):
-        write_notebook(strip_outputs(read_notebook(path)), stage / "notebooks" / path.name)
-    chosen = [n for n in student_notebooks(course)
-              if not n.startswith("release/") or Path(n).parts[1] in assignments]
-    try:
-        text = render_readme((course.root / "README.md").read_text(encoding="utf-8"), course,
-                             settings, notebooks=chosen)
-        text = student_readme(text)
-    except ReadmeError as error:
-        raise PublishError(str(error)) from None
-    (stage / "README.md").write_text(text, encoding="utf-8")
-    shutil.copyfile(course.root / "LICENSE", stage / "LICENSE")
-    leaks = find_leaks(stage, secrets(course))
-    if leaks:
-        shown = "\n  - ".join(str(leak) for leak in leaks[:10])
-        more = f"\n  ... and {len(leaks) - 10} more" if len(leaks) > 10 else ""
-        raise PublishError(f"the student tree would hold {len(leaks)} answer line(s) or "
-                           f"window(s); nothing was written:\n  - {shown}{more}")
-    return sorted(p.relative_to(stage).as_posix() for p in stage.rglob("*") if p.is_file())
-
-
-def previous_files(out: Path) -> set[str] | None:
-    """The files the last publish wrote into `out`; None when `out` holds no publish.
-
-    Raises PublishError when `out` holds anything else, so that nothing of it is ever removed.
-    """
-    if not out.exists():
-        return None
-    if not out.is_dir():
-        raise PublishError(f"{out} is not a folder")
-    marker = out / MARKER
-    if not marker.is_file():
-        others = sorted(p.name for p in out.iterdir() if p.name not in ALLOWED_IN_NEW_OUT)
-        if others:
-            raise PublishError(
-                f"{out} is not empty and holds no earlier publish ({MARKER} is missing): "
-                f"{', '.join(others[:5])}{' ...' if len(others) > 5 else ''}. Publish into an "
-                "empty folder or a fresh clone of the student repository; nothing was written.")
-        return None
-    try:
-        files = json.loads(marker.read_text(encoding="utf-8"))["files"]
-        if not all(isinstance(f, str) and f and not Path(f).is_absolute()
-                   and ".." not in Path(f).parts for f in files):
-            raise ValueError("a path outside the folder")
-    except (ValueError, KeyError, TypeError) as error:
-        raise PublishError(f"{marker}: not a publish record ({error}); nothing was written") from None
-    return set(files)
-
-
-def _notebook_parts(course: Course, assignment: str) -> tuple[list[tuple[str, str]], str]:
-    """([(cell, text) of each solution region], the public text) of a source notebook."""
-    regions, public = [], []
-    for cell in read_notebook(course.source_notebook(assignment)).cells:
-        inside, outside = split_regions(cell.source)
-        public.append(outside)
-        regions += [(grade_id(cell) or "a cell", text) for kind, text in inside if kind == "solution"]
-    return regions, "\n".join(public)
-
-
-def shown_answers(course: Course, published: list[str], term: Term, now: datetime) -> list[str]:
-    """The calendar gate: for each notebook of `published`, every solution region of another
-    assignment not yet due at `now` that it shows; one line each.
-
-    Shown: WINDOW consecutive code lines of the region (autograder/authoring/leaks.py), or at least three
-    of its distinctive lines and half of them. Distinctive: a telling line (leaks.py) that the
-    owner's notebook does not show anyway and that is no course-wide habit, i.e. is not in the
-    public code of two notebooks nor in the solutions of two assignments (`losses = []`)."""
-    parts = {a: _notebook_parts(course, a) for a in course.assignments()}
-    public_count: dict[str, int] = {}
-    solution_count: dict[str, int] = {}
-    for regions, public in parts.values():
-        for line in {line.strip() for line in public.splitlines()}:
-            public_count[line] = public_count.get(line, 0) + 1
-        for line in {line for _, text in regions for line in code_lines(text)}:
-            solution_count[line] = solution_count.get(line, 0) + 1
-    problems = []
-    for shown_in in published:
-        public = parts[shown_in][1]
-        lines, code = {line.strip() for line in public.splitlines()}, CodeIndex(public)
-        for owner, (regions, owner_public) in parts.items():
-            if owner == shown_in or term.due_passed(owner, now):
-                continue
-            own = {line.strip() for line in owner_public.splitlines()}
-            for cell, text in regions:
-                distinctive = [line for line in code_lines(text) if telling(line)
-                               and line not in own and public_count.get(line, 0) < 2
-                               and solution_count.get(line, 0) < 2]
-                found = [line for line in distinctive if line in lines]
-                copied = [w for w in windows(text) if w in code]
-                if copied or (len(found) >= 3 and 2 * len(found) >= len(distinctive)):
-                    due = term.due.get(owner)
-                    example = (copied[0].splitlines() if copied else found)[0][:60]
-                    problems.append(
-                        f"{shown_in} shows {owner}'s answer {cell} ({len(found)} of its "
-                        f"{len(distinctive)} distinctive lines{', and a run of lines' if copied else ''}"
-                        f": {example!r}...) before {owner} is due: "
-                        + (f"release {shown_in} after {due.isoformat()}" if due else
-                           f"{owner} has no due date in [tool.course.due]"))
-    return problems
-
-
-def published_assignments(out: Path, course: Course) -> list[str]:
-    """The assignments of `course` whose notebook an earlier publish wrote into `out`."""
-    files = previous_files(out) or set()
-    return [a for a in course.assignments() if f"release/{a}/{a}.ipynb" in files]
 
 
 def check_no_links(out: Path, files: set[str]) -> None:
@@ -268,22 +103,6 @@ def install_tree(stage: Path, files: list[str], out: Path, version: str) -> list
     return changed
 
 
-def choose(course: Course, out: Path, requested: list[str] | None, term: Term,
-           now: datetime) -> list[str]:
-    """What publish writes (module doc): the named or released assignments, and those published."""
-    if requested:
-        chosen = course.select(requested)
-        early = [a for a in chosen if not term.released(a, now)]
-        if early:
-            raise PublishError("not released yet: " + ", ".join(
-                f"{a} (on {term.release[a].isoformat()})" for a in early)
-                + " ([tool.course.release]); nothing was written")
-    else:
-        chosen = [a for a in course.assignments() if term.released(a, now)]
-    before = published_assignments(out, course)
-    return [a for a in course.assignments() if a in chosen or a in before]
-
-
 def publish(course: Course, out: Path, requested: list[str] | None = None,
             now: datetime | None = None) -> list[str]:
     """The whole `publish` command; returns the files of `out` that changed. `now`: the time
@@ -293,15 +112,6 @@ def publish(course: Course, out: Path, requested: list[str] | None = None,
         raise PublishError(f"{out} holds the course itself; publish into another folder")
     now = now or datetime.now(timezone.utc)
     previous_files(out)  # refuse early, before the slow part
-    term = course_term(course.root, course.assignments())
-    assignments = choose(course, out, requested, term, now)
-    if not assignments:
-        raise PublishError(f"no assignment is released at {now.isoformat()} "
-                           "([tool.course.release]); nothing was written")
-    shown = shown_answers(course, assignments, term, now)
-    if shown:
-        raise PublishError("a notebook would show the answer of an assignment not yet due; "
-                           "nothing was written:\n  - " + "\n  - ".join(shown))
     try:
         settings = course_settings(course.root)
     except SettingsError as error:
@@ -310,18 +120,8 @@ def publish(course: Course, out: Path, requested: list[str] | None = None,
     with tempfile.TemporaryDirectory(prefix="publish-", dir=course.build_dir / "work") as tmp:
         stage = Path(tmp) / "student"
         stage.mkdir()
-        files = build_tree(course, assignments, stage)
+        _, files = stage_tree(course, stage, out, requested, now)
         return install_tree(stage, files, out, settings.version)
-
-
-def _time(text: str) -> datetime:
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
-    if when.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset (add +00:00 for UTC)")
-    return when
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -331,7 +131,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
                         help="assignments to publish, besides those published before (default: "
                              "those whose [tool.course.release] time has come)")
-    parser.add_argument("--now", type=_time, default=None, metavar="TIME",
+    parser.add_argument("--now", type=iso_time, default=None, metavar="TIME",
                         help="read the calendar at this ISO 8601 time with its UTC offset "
                              "(default: now), e.g. to see what next week publishes")
 

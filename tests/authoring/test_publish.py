@@ -302,7 +302,7 @@ def test_publish_refuses_a_notebook_that_shows_an_earlier_answer_before_its_due_
 def test_the_course_calendar_releases_no_notebook_before_the_answers_it_shows_are_due():
     """This course's [tool.course.release]: at each assignment's release time, the gate passes
     for it (03 shows 02's training loop, 07 06's evaluate: each opens after that one is due)."""
-    from autograder.authoring.publish import shown_answers
+    from autograder.authoring.student_tree import shown_answers
     from autograder.course.term import course_term
 
     term = course_term(REPO_ROOT, COURSE.assignments())

@@ -1,4 +1,5 @@
-"""The course website: built offline from a small course, self-contained, and it renders."""
+"""The course website: built offline from a small course, self-contained, and it renders; it shows
+what `publish` would publish at that moment, and nothing of the instructor's side."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -14,8 +16,11 @@ import nbformat
 import numpy as np
 import pytest
 
+from autograder.authoring.readme import render_readme
+from autograder.authoring.setup_cell import apply_setup_cell, render_head
 from autograder.authoring.site import TITLE, SiteError, build_site, title_and_summary
 from autograder.course.settings import REPO_ROOT, course_settings
+from autograder.course.term import course_term
 from tests.conftest import copy_fixture_course
 
 PLOT_RGB = (214, 39, 40)  # the red the fixture lecture fills its plot with (#d62728)
@@ -75,8 +80,16 @@ SETUP_WORD = "zanzibar"  # in the lecture's setup cell only: on no page, in no i
 # What the fixture's source (copied as its release) holds that no student may see before grading.
 SECRETS = ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "return x * factor",
            "np.mean(np.asarray(x, dtype=float) ** 2)", "the square of a negative number")
-PAGES = ["index.html", "lecture-01_plot.html", "assignment-00_fixture.html", "instructors.html"]
-TITLES = [TITLE, "A plotted lecture", "Fixture assignment", "The instructor's guide"]
+PAGES = ["index.html", "lecture-01_plot.html", "assignment-00_fixture.html"]
+TITLES = [TITLE, "A plotted lecture", "Fixture assignment"]
+# The small course's calendar: 00_fixture is out, 01_later (a copy of it) opens next week.
+CALENDAR = """
+[tool.course.release]
+"00_fixture" = "2026-11-24T09:00:00+00:00"
+"01_later" = "2026-12-02T09:00:00+00:00"
+"""
+BUILT_AT = "2026-11-25T12:00:00+00:00"  # 01_later is not released yet
+LATER = "2026-12-03T12:00:00+00:00"
 
 
 def _lecture(cells: list[str]) -> nbformat.NotebookNode:
@@ -92,29 +105,41 @@ THEIR_REPOSITORY = "another-school/their-course"
 
 
 def _small_course(folder: Path):
-    """The fixture course with its source as the release, one lecture that draws a plot, and a
-    pyproject.toml of its own naming another student repository."""
+    """The fixture course with a second assignment released later (CALENDAR), one lecture that
+    draws a plot, an instructor's guide, and a pyproject.toml, README.md and LICENSE of its own
+    naming another student repository: a course `publish` accepts."""
     course = copy_fixture_course(folder / "course")
     ours = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
     theirs = ours.replace(f'student_repository = "{course_settings(REPO_ROOT).student_repository}"',
                           f'student_repository = "{THEIR_REPOSITORY}"')
     assert theirs != ours
+    # This course's calendar names this course's assignments: the small course has its own.
+    theirs = theirs[:theirs.index("\n[tool.course.due]")] + "\n" + CALENDAR
     (course.root / "pyproject.toml").write_text(theirs, encoding="utf-8")
-    (course.release_dir / "00_fixture").mkdir(parents=True)
-    shutil.copyfile(course.source_notebook("00_fixture"), course.release_notebook("00_fixture"))
+    for name in ("README.md", "LICENSE"):
+        shutil.copyfile(REPO_ROOT / name, course.root / name)
+    (course.source_dir / "01_later").mkdir()
+    shutil.copyfile(course.source_notebook("00_fixture"), course.source_notebook("01_later"))
     (course.root / "docs").mkdir()
     (course.root / "docs" / "instructors.md").write_text(
         "# The instructor's guide\n\nWhat an instructor runs in a term. See [design](design.md) "
         "and [the calendar](#a-terms-calendar).\n\n## A term's calendar\n\nDates.\n")
     (course.root / "notebooks").mkdir()
-    nbformat.write(_lecture([
-        # A setup cell as the site finds it (its anchor line), without the torch import (seconds).
-        f"# Setup (read-only)\nimport types\n\nhelpers = types.SimpleNamespace(setup=lambda: 'cpu')\n"
+    settings = course_settings(course.root)
+    lecture = _lecture([
+        # The setup cell, as configure writes it; what follows its anchor is the lecture's.
         f"device = helpers.setup()\nprint('{SETUP_WORD}')",
         "%matplotlib inline\nimport matplotlib.pyplot as plt",
         "fig, ax = plt.subplots(figsize=(6, 3))\n"
         "ax.fill_between([0, 1], [0, 0], [1, 1], color='#d62728')\nplt.show()",
-    ]), course.root / "notebooks" / "01_plot.ipynb")
+    ])
+    for nb, path in ((lecture, course.root / "notebooks" / "01_plot.ipynb"),
+                     *((nbformat.read(course.source_notebook(a), 4), course.source_notebook(a))
+                       for a in course.assignments())):
+        apply_setup_cell(nb, render_head(settings))
+        nbformat.write(nb, path)
+    readme = course.root / "README.md"
+    readme.write_text(render_readme(readme.read_text(), course, settings))
     return course
 
 
@@ -148,7 +173,7 @@ def built(tmp_path_factory) -> Built:
     folder = tmp_path_factory.mktemp("site")
     course, out, prefix = _small_course(folder), folder / "site", _offline_prefix()
     done = subprocess.run([*(prefix or []), sys.executable, "-m", "autograder", "--root",
-                           str(course.root), "site", "--out", str(out)],
+                           str(course.root), "site", "--out", str(out), "--now", BUILT_AT],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     return Built(out, done.stderr, prefix is not None)
@@ -183,7 +208,7 @@ def test_every_page_has_a_sidebar_of_every_page_with_its_own_marked(built):
             [title] if page != "index.html" else [])
         assert soup.select_one("a.navbar-brand")["href"] == "index.html" or page == "index.html"
         assert [_text(c) for c in soup.select("nav.bd-docs-nav p.caption")] == [
-            "Lectures", "Assignments", "For instructors"]
+            "Lectures", "Assignments"]
 
 
 @pytest.mark.slow
@@ -284,7 +309,7 @@ def test_pages_load_only_files_of_the_site_and_render_math_as_mathml(built):
 
 
 @pytest.mark.slow
-def test_notebook_pages_link_to_colab_and_the_guide_links_stay_inside(built):
+def test_notebook_pages_link_to_colab_of_the_courses_own_repository(built):
     for page, notebook in (("lecture-01_plot.html", "notebooks/01_plot.ipynb"),
                            ("assignment-00_fixture.html", "release/00_fixture/00_fixture.ipynb")):
         links = [a["href"] for a in _soup(built.site, page).select("article a[href]")]
@@ -296,10 +321,29 @@ def test_notebook_pages_link_to_colab_and_the_guide_links_stay_inside(built):
     index = [a["href"] for a in _soup(built.site, "index.html").select("a[href]")]
     assert f"https://github.com/{THEIR_REPOSITORY}" in index
     assert not [u for u in index if course_settings(REPO_ROOT).student_repository in u]
-    guide = _soup(built.site, "instructors.html")
-    assert "design.md" not in str(guide)  # a file of the private repository: plain text
-    calendar = next(a for a in guide.select("article a") if _text(a) == "the calendar")
-    assert calendar["href"].startswith("#") and guide.find(id=calendar["href"][1:])
+
+
+@pytest.mark.slow
+def test_the_site_holds_what_publish_would_publish_then_and_nothing_of_the_instructors(built):
+    """issue 39, 5: gh-pages held assignments before their release dates, and instructors.html."""
+    names = {p.relative_to(built.site).as_posix() for p in built.site.rglob("*") if p.is_file()}
+    assert not [n for n in names if "01_later" in n or "instructor" in n], sorted(names)
+    for path in built.site.rglob("*"):
+        if path.is_file() and path.suffix in (".html", ".js", ".txt"):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            assert "01_later" not in text and "instructor's guide" not in text.lower(), path
+
+
+@pytest.mark.slow
+def test_a_later_site_shows_an_assignment_once_its_release_time_has_come(small_course, tmp_path):
+    term = course_term(small_course.root, small_course.assignments())
+    assert not term.released("01_later", datetime.fromisoformat(BUILT_AT))
+    with pytest.raises(SiteError, match="01_later: not released at 2026-11-25"):
+        build_site(small_course, tmp_path / "early", lectures=[], assignments=["01_later"],
+                   progress=lambda _: None, now=datetime.fromisoformat(BUILT_AT))
+    site = build_site(small_course, tmp_path / "site", lectures=[], progress=lambda _: None,
+                      now=datetime.fromisoformat(LATER))
+    assert {"assignment-00_fixture.html", "assignment-01_later.html"} <= {p.name for p in site.iterdir()}
 
 
 @pytest.mark.slow
@@ -307,10 +351,11 @@ def test_a_lecture_that_raises_names_itself_and_leaves_the_old_site(small_course
     out = tmp_path / "site"
     out.mkdir()
     (out / "index.html").write_text("the previous site")
-    nbformat.write(_lecture(["raise ValueError('broken demo')"]),
-                   small_course.root / "notebooks" / "01_plot.ipynb")
+    broken = _lecture(["device = helpers.setup()", "raise ValueError('broken demo')"])
+    apply_setup_cell(broken, render_head(course_settings(small_course.root)))
+    nbformat.write(broken, small_course.root / "notebooks" / "01_plot.ipynb")
     with pytest.raises(SiteError, match="01_plot.ipynb.*broken demo"):
-        build_site(small_course, out, progress=lambda _: None)
+        build_site(small_course, out, progress=lambda _: None, now=datetime.fromisoformat(BUILT_AT))
     assert (out / "index.html").read_text() == "the previous site"
 
 
@@ -323,7 +368,8 @@ def test_the_site_builds_with_the_network_cut(built):
 
 def test_unknown_lecture_is_refused_by_name(small_course, tmp_path):
     with pytest.raises(SiteError, match="no lecture notebook 99_nothing"):
-        build_site(small_course, tmp_path / "site", lectures=["99_nothing"])
+        build_site(small_course, tmp_path / "site", lectures=["99_nothing"],
+                   now=datetime.fromisoformat(BUILT_AT))
 
 
 # -- it renders ----------------------------------------------------------------------------------
