@@ -105,7 +105,7 @@ def error_text(error: BaseException) -> str:
 
 def _npy(array: np.ndarray) -> str:
     buffer = io.BytesIO()
-    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    np.save(buffer, array, allow_pickle=False)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 

@@ -200,10 +200,13 @@ class Session:
 
     def later(self, ref: Any, receive: Callable[[Any], None]) -> None:
         """Queue a fetch of `ref` at this point of the calls; `receive` gets its value (a Raised when it
-        failed) at the next flush. A plain value (not a ref) is received at once."""
+        failed) at the next flush. A list, tuple or dict holding refs is fetched whole; a plain value
+        (no ref in it) is received at once."""
         if not isinstance(ref, Ref):
-            receive(ref)
-            return
+            if not _holds_ref(ref):
+                receive(ref)
+                return
+            ref = self.value(ref)
         self._ops.append(["fetch", None, ref._id])
         self._waiting.append(receive)
 
@@ -248,7 +251,7 @@ class Session:
             return float(value) if math.isfinite(value) else {"float": repr(float(value))}
         if isinstance(value, np.ndarray):
             buffer = io.BytesIO()
-            np.save(buffer, np.ascontiguousarray(value), allow_pickle=False)
+            np.save(buffer, value, allow_pickle=False)
             return {"nd": base64.b64encode(buffer.getvalue()).decode("ascii")}
         if isinstance(value, list):
             return [self._encode(v) for v in value]
@@ -259,6 +262,16 @@ class Session:
         if isinstance(value, slice):
             return {"slice": [self._encode(value.start), self._encode(value.stop), self._encode(value.step)]}
         raise TypeError(f"cannot send a {type(value).__name__} to the kernel: send arrays, numbers, strings")
+
+
+def _holds_ref(value: Any) -> bool:
+    if isinstance(value, Ref):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_ref(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_ref(k) or _holds_ref(v) for k, v in value.items())
+    return False
 
 
 def _is_error(result: Any) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from autograder.probes import EXACT, Exercise, Probe, Tolerance, facts_once
+from autograder.probes import EXACT, Exercise, Probe, Tolerance, compare_records, facts_once
 
 
 def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -35,29 +35,24 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     }
 
 
-def probe_tensors(inputs, dtype, *keys, grad=()):
-    """Fresh tensors of `dtype` from the inputs; those named in `grad` require grad."""
-    return [torch.tensor(inputs[k], dtype=dtype).requires_grad_(k in grad) for k in keys]
-
-
-def probe_copy(value):
-    """A tensor copied before the student's code can change it in place; anything else as it is."""
-    return value.detach().clone() if isinstance(value, torch.Tensor) else value
+def probe_tensors(k, inputs, dtype, *keys, grad=()):
+    """Fresh tensors of `dtype` in the kernel from the inputs; those named in `grad` require grad."""
+    return [k.tensor(inputs[key], dtype=dtype, requires_grad=key in grad) for key in keys]
 
 
 # -- tensors ----------------------------------------------------------------------------------------
 
-def run_pairwise_sq_distances(answers, inputs, record):
-    """float64 and float32, n != m; the inputs must come back unchanged."""
-    for tag, dtype in (("", torch.float64), ("32", torch.float32)):
-        a, b = probe_tensors(inputs, dtype, "tensors.a", "tensors.b")
-        out = answers.pairwise_sq_distances(a, b)
+def run_pairwise_sq_distances(k, inputs, record):
+    """float64 and float32, n != m."""
+    for tag, dtype in (("", "float64"), ("32", "float32")):
+        a, b = probe_tensors(k, inputs, dtype, "tensors.a", "tensors.b")
+        out = k.answers.pairwise_sq_distances(a, b)
         record(f"distances{tag}", out)
-        record(f"dtype{tag}", str(out.dtype))
+        record(f"dtype{tag}", out.dtype)
 
 
-def run_pixels_as_rows(answers, inputs, record):
-    record("rows", answers.pixels_as_rows(torch.tensor(inputs["tensors.images"])))
+def run_pixels_as_rows(k, inputs, record):
+    record("rows", k.answers.pixels_as_rows(k.tensor(inputs["tensors.images"])))
 
 
 def answer_values(name: str, facts):
@@ -69,128 +64,55 @@ def answer_values(name: str, facts):
     return expected
 
 
-def probe_graphs(inputs) -> dict:
-    """name -> tensor: random chains of operations that reuse earlier results, and a few fixed shapes
-    that a walk without a visited set, or along first inputs only, gets wrong."""
-    unary = (torch.exp, torch.tanh, torch.sin, torch.relu, torch.sigmoid, torch.abs, lambda t: t * 2, lambda t: -t)
-    binary = (torch.add, torch.mul, torch.sub, torch.maximum)
-    values = torch.tensor(inputs["graph_ops.values"])  # (leaves, m)
-    graphs = {}
-    for g, (codes, picks) in enumerate(zip(inputs["graph_ops.codes"], inputs["graph_ops.picks"])):
-        nodes = [values[i].clone().requires_grad_(i < 3) for i in range(values.shape[0])]  # 3 weights, data
-        current = nodes[0]
-        for code, pick in zip(codes.tolist(), picks.tolist()):
-            other = nodes[pick % len(nodes)]  # any earlier tensor: leaves and results are reused
-            if code % 2:
-                current = binary[code // 2 % len(binary)](current, other)
-            else:
-                current = unary[code // 2 % len(unary)](current)
-            nodes.append(current)
-        graphs[f"random{g}"] = (current * nodes[picks[-1] % len(nodes)]).sum() if g % 2 else current.mean()
-    w = values[0].clone().requires_grad_(True)
-    z = w * values[1] + values[2]
-    graphs["diamond"] = (z * z + z.sin()).sum()
-    graphs["leaf used three times"] = (w * w * w).sum() + w.sum()
-    graphs["branch on the second input"] = (values[3] * torch.tanh(w)).sum()
-    graphs["a leaf"] = w
-    with torch.no_grad():
-        graphs["made under no_grad"] = w * 2
-    graphs["data only"] = values[1].exp().sum()
-    return graphs
-
-
-class GpuLike(torch.Tensor):
-    """A CPU tensor that converts to NumPy only as a CUDA tensor does: after .cpu() or .to('cpu'), or
-    through numpy(force=True), which copies to the host itself."""
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func is torch.Tensor.numpy and (kwargs.get("force") or any(a is True for a in args[1:])):
-            return args[0].as_subclass(torch.Tensor).numpy(force=True)
-        if func in (torch.Tensor.numpy, torch.Tensor.__array__):
-            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
-                            "tensor to host memory first (a stand-in for a GPU tensor: call .cpu())")
-        result = super().__torch_function__(func, types, args, kwargs)
-        to_cpu = func is torch.Tensor.cpu or (
-            func is torch.Tensor.to and any(str(a) == "cpu" for a in [*args[1:], *kwargs.values()]))
-        return result.as_subclass(torch.Tensor) if to_cpu and isinstance(result, torch.Tensor) else result
-
-
-def run_autograd_gradients(answers, inputs, record):
-    """Two calls with a stale w2.grad before the first, in float64 and float32; nothing left in .grad."""
-    for tag, dtype in (("", torch.float64), ("32", torch.float32)):
-        x, y, w1, w2 = probe_tensors(inputs, dtype, "x", "y", "w1", "w2", grad=("w1", "w2"))
-        w2.grad = torch.tensor(inputs["gradients.stale_w2"], dtype=dtype)
+def run_autograd_gradients(k, inputs, record):
+    """Two calls with a stale w2.grad before the first, in float64 and float32; what each left in .grad."""
+    for tag, dtype in (("", "float64"), ("32", "float32")):
+        x, y, w1, w2 = probe_tensors(k, inputs, dtype, "x", "y", "w1", "w2", grad=("w1", "w2"))
+        k.setattr(w2, "grad", k.tensor(inputs["gradients.stale_w2"], dtype=dtype))
         for call in ("first", "second"):
-            grad_w1, grad_w2 = answers.autograd_gradients(x, y, w1, w2)
-            record(f"grad_w1.{call}{tag}", probe_copy(grad_w1))
-            record(f"grad_w2.{call}{tag}", probe_copy(grad_w2))
-            record(f"no_grad_left.{call}{tag}", [w.grad is None or not bool(w.grad.any()) for w in (w1, w2)])
+            grads = k.answers.autograd_gradients(x, y, w1, w2)
+            record(f"grad_w1.{call}{tag}", grads[0])
+            record(f"grad_w2.{call}{tag}", grads[1])
+            record(f"left.w1.{call}{tag}", w1.grad)
+            record(f"left.w2.{call}{tag}", w2.grad)
+
+
+def judge_autograd_gradients(got: dict, want: dict) -> str | None:
+    """The gradients compared; what is left in .grad after each call must be nothing (None or zeros)."""
+    for key in [k for k in want if k.startswith("left.")]:
+        left = got.get(key)
+        if left is None:
+            return f"autograd_gradients gave no {key}"
+        if not (left.dtype.kind in "US" and str(left) == "None" or left.dtype.kind in "biuf" and not left.any()):
+            weight, call = key.split(".")[1:3]
+            return (f"autograd_gradients left gradients in {weight}.grad after its {call.rstrip('32')} call: a "
+                    "later backward() would add to them (zero them, or set them to None, after taking the values)")
+    return compare_records("autograd_gradients", got, {k: v for k, v in want.items() if not k.startswith("left.")},
+                           AUTOGRAD_TOLERANCE)
+
+
+AUTOGRAD_TOLERANCE = Tolerance(1e-4, 1e-4)
 
 
 # -- vector-Jacobian products and the two modes -------------------------------------------------
 
-class ForwardModeOnly(torch.autograd.Function):
-    """tanh(x @ a), differentiable in forward mode only: its backward raises."""
-
-    generate_vmap_rule = True
-
-    @staticmethod
-    def forward(x, a):
-        return torch.tanh(x @ a)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_forward(inputs[1], output)
-
-    @staticmethod
-    def jvp(ctx, x_tangent, a_tangent):
-        a, y = ctx.saved_tensors
-        return (1 - y ** 2) * (x_tangent @ a)
-
-    @staticmethod
-    def backward(ctx, grad_y):
-        raise RuntimeError("reverse mode is switched off here: build the Jacobian from Jacobian-vector products")
-
-
-class ReverseModeOnly(torch.autograd.Function):
-    """tanh(x @ a), differentiable in reverse mode only: it has no jvp."""
-
-    generate_vmap_rule = True
-
-    @staticmethod
-    def forward(x, a):
-        return torch.tanh(x @ a)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[1], output)
-
-    @staticmethod
-    def backward(ctx, grad_y):
-        a, y = ctx.saved_tensors
-        return (grad_y * (1 - y ** 2)) @ a.T, None
-
-
-def run_vector_jacobian_product(answers, inputs, record):
-    """A batch of inputs (k, n) -> (k, m), called twice: the second call must not see the first."""
-    a, scale = torch.tensor(inputs["vjp.a"]), float(inputs["vjp.scale"])
-    x, v = torch.tensor(inputs["vjp.x"]), torch.tensor(inputs["vjp.v"])
-
-    def f(t):
-        return torch.tanh(t @ a) * scale
-
+def run_vector_jacobian_product(k, inputs, record):
+    """A batch of inputs (k, n) -> (k, m), called twice: the second call must not see the first; then x as
+    the calls left it (its grad, whether it requires grad, its values)."""
+    f = k.given.tanh_layer(inputs["vjp.a"], float(inputs["vjp.scale"]))
+    x, v = k.tensor(inputs["vjp.x"]), k.tensor(inputs["vjp.v"])
     for call in ("first", "second"):
-        record(f"vjp.{call}", probe_copy(answers.vector_jacobian_product(f, x, v)))
-    record("x_left_as_it_was", [x.grad is None, not x.requires_grad, bool(torch.equal(x, torch.tensor(inputs["vjp.x"])))])
+        record(f"vjp.{call}", k.answers.vector_jacobian_product(f, x, v))
+    record("x.grad", x.grad)
+    record("x.requires_grad", x.requires_grad)
+    record("x", x)
 
 
-def jacobian_runner(name: str, function):
-    """A run recording the Jacobian `name` builds of x -> function.apply(x, a)."""
-    def run(answers, inputs, record):
-        a, x = torch.tensor(inputs["vjp.jacobian_a"]), torch.tensor(inputs["vjp.jacobian_x"])
-        record("jacobian", getattr(answers, name)(lambda t: function.apply(t, a), x))
+def jacobian_runner(name: str, mode: str):
+    """A run recording the Jacobian `name` builds of x -> tanh(x @ a), differentiable in `mode` only."""
+    def run(k, inputs, record):
+        f = k.given.only_mode(mode, inputs["vjp.jacobian_a"])
+        record("jacobian", getattr(k.answers, name)(f, k.tensor(inputs["vjp.jacobian_x"])))
     run.__name__ = f"run_{name}"
     return run
 
@@ -286,50 +208,54 @@ def graph_alive_facts() -> dict:
             "append_detached": saved_alive_after(steps(lambda loss: loss.detach()))}
 
 
-def run_train_autograd_mlp(answers, inputs, record):
+def run_train_autograd_mlp(k, inputs, record):
+    """The losses (and what type each is), the trained weights, and the weights as the loop left them."""
     learning_rate, steps = float(inputs["train.learning_rate"]), int(inputs["train.steps"])
-    for tag, dtype, n_steps in (("", torch.float64, steps), ("32", torch.float32, 3)):
-        x, y, w1, w2 = probe_tensors(inputs, dtype, "x", "y", "w1", "w2", grad=("w1", "w2"))
-        losses = answers.train_autograd_mlp(x, y, w1, w2, learning_rate, n_steps)
-        record(f"losses{tag}", [float(v) for v in losses])
-        record(f"losses_are_floats{tag}", all(isinstance(v, float) for v in losses))
+    for tag, dtype, n_steps in (("", "float64", steps), ("32", "float32", 3)):
+        x, y, w1, w2 = probe_tensors(k, inputs, dtype, "x", "y", "w1", "w2", grad=("w1", "w2"))
+        losses = k.answers.train_autograd_mlp(x, y, w1, w2, learning_rate, n_steps)
+        record(f"losses{tag}", losses)
+        record(f"loss_types{tag}", k.given.type_names(losses))
         record(f"w1{tag}", w1)
         record(f"w2{tag}", w2)
         record(f"still_leaves_that_require_grad{tag}", [w1.is_leaf, w1.requires_grad, w2.is_leaf, w2.requires_grad])
 
 
-def run_graph_ops(answers, inputs, record):
-    for name, t in probe_graphs(inputs).items():
-        record(name, list(answers.graph_ops(t)))
+GRAPH_NAMES = ("random0", "random1", "random2", "diamond", "leaf used three times", "branch on the second input",
+               "a leaf", "made under no_grad", "data only")  # given.graphs's, with 3 random graphs (make_inputs)
 
 
-def run_to_numpy(answers, inputs, record):
-    """A stand-in GPU tensor, a leaf that requires grad, float32, int64 and a 0-d tensor."""
-    leaf = torch.tensor(inputs["to_numpy.f64"], requires_grad=True)
-    cases = {"gpu": (leaf * 3).as_subclass(GpuLike), "leaf": leaf,
-             "float32": torch.tensor(inputs["to_numpy.f32"], requires_grad=True) * 2,
-             "int64": torch.tensor(inputs["to_numpy.i64"]), "scalar": (leaf ** 2).sum()}
-    for name, t in cases.items():
-        array = answers.to_numpy(t)
-        record(f"{name}.is_ndarray", isinstance(array, np.ndarray))
-        record(f"{name}.dtype", str(array.dtype) if isinstance(array, np.ndarray) else type(array).__name__)
+def run_graph_ops(k, inputs, record):
+    graphs = k.given.graphs(inputs["graph_ops.values"], inputs["graph_ops.codes"], inputs["graph_ops.picks"])
+    for name in GRAPH_NAMES:
+        record(name, k.given.listed(k.answers.graph_ops(graphs[name])))
+
+
+def run_to_numpy(k, inputs, record):
+    """A stand-in GPU tensor, a leaf that requires grad, float32, int64 and a 0-d tensor: what came back,
+    its type and its dtype."""
+    cases = k.given.to_numpy_cases(inputs["to_numpy.f64"], inputs["to_numpy.f32"], inputs["to_numpy.i64"])
+    text = k.module("builtins").str
+    for name in ("gpu", "leaf", "float32", "int64", "scalar"):
+        array = k.answers.to_numpy(cases[name])
+        record(f"{name}.type", k.type_name(array))
+        record(f"{name}.dtype", text(array.dtype))
         record(name, array)
 
 
-def answer_runner(name: str, keys: tuple[str, ...], as_text: bool = False):
-    """A run recording each key of the dict answer `name` (as_text: its str(), for dtypes), and the
-    keys it has."""
-    def run(answers, inputs, record):
-        answer = getattr(answers, name)
+def answer_runner(name: str, keys: tuple[str, ...]):
+    """A run recording each key of the dict answer `name`, and the keys it has."""
+    def run(k, inputs, record):
+        answer = getattr(k.answers, name)
         for key in keys:
-            record(key, str(answer[key]) if as_text else answer[key])
-        record("keys", sorted(answer))
+            record(key, answer[key])
+        record("keys", k.module("builtins").sorted(answer))
     run.__name__ = f"run_{name}"
     return run
 
 
-def run_answer_retain_grad(answers, inputs, record):
-    record("value", answers.answer_retain_grad)
+def run_answer_retain_grad(k, inputs, record):
+    record("value", k.answers.answer_retain_grad)
 
 
 def regression_graph() -> dict:
@@ -362,10 +288,10 @@ PROBE = Probe(
     exercises={
         "pairwise_sq_distances": Exercise(run_pairwise_sq_distances, tolerance=Tolerance(1e-5, 1e-5)),
         "pixels_as_rows": Exercise(run_pixels_as_rows),
-        "autograd_gradients": Exercise(run_autograd_gradients, tolerance=Tolerance(1e-4, 1e-4)),
+        "autograd_gradients": Exercise(run_autograd_gradients, judge=judge_autograd_gradients),
         "vector_jacobian_product": Exercise(run_vector_jacobian_product),
-        "jacobian_forward": Exercise(jacobian_runner("jacobian_forward", ForwardModeOnly), expected=expected_jacobian),
-        "jacobian_reverse": Exercise(jacobian_runner("jacobian_reverse", ReverseModeOnly), expected=expected_jacobian),
+        "jacobian_forward": Exercise(jacobian_runner("jacobian_forward", "forward"), expected=expected_jacobian),
+        "jacobian_reverse": Exercise(jacobian_runner("jacobian_reverse", "reverse"), expected=expected_jacobian),
         "answer_view_bytes": Exercise(answer_runner("answer_view_bytes", VIEW_BYTES_KEYS),
                                       expected=answer_values("answer_view_bytes", view_bytes_facts), tolerance=EXACT),
         "answer_passes": Exercise(answer_runner("answer_passes", tuple(PASSES)),

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import torch
-from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
-
 from autograder.probes import Exercise, Probe
 
 
@@ -13,14 +9,16 @@ def test_the_reference_answers_silently(capsys):
     """06's reference `fit` draws a progress bar on stdout, as a student's should: computed for every
     graded submission, it reached the grader's terminal between the lines of `grade` and `check`."""
 
-    def run(answers, inputs, record):
-        print("a reference that talks")
-        torch.manual_seed(0)
-        net = nn.Linear(2, 3)
-        loader = DataLoader(TensorDataset(torch.randn(4, 2), torch.tensor([0, 1, 2, 0])), batch_size=2)
-        history = answers.fit(net, loader, loader, torch.optim.SGD(net.parameters(), lr=0.1),
-                              nn.CrossEntropyLoss(), torch.device("cpu"), 2)
-        record("epochs", len(history["train_loss"]))
+    def run(k, inputs, record):
+        print("a probe that talks")
+        torch_ = k.module("torch")
+        nn_, data = k.module("torch.nn"), k.module("torch.utils.data")
+        torch_.manual_seed(0)
+        net = nn_.Linear(2, 3)
+        loader = data.DataLoader(data.TensorDataset(torch_.randn(4, 2), torch_.tensor([0, 1, 2, 0])), batch_size=2)
+        history = k.answers.fit(net, loader, loader, torch_.optim.SGD(net.parameters(), lr=0.1),
+                                nn_.CrossEntropyLoss(), torch_.device("cpu"), 2)
+        record("epochs", k.len(history["train_loss"]))
 
     def expected(inputs):
         print("an expected() that talks")

@@ -1,8 +1,9 @@
 """Probes of NN_topic: each exercise on secret inputs, judged against helpers.reference.topic.
 
-Each `run_<exercise>(answers, inputs, record)` runs in the student's kernel (`answers` = the
-notebook's names) and here on the reference (`answers` = the reference module); the records
-must agree within the exercise's tolerance (autograder/probes/__init__.py).
+Each `run_<exercise>(k, inputs, record)` runs in the grading process and asks the student's kernel,
+through `k`, to call the notebook's names (`k.answers.softplus`) on values it sends; the same calls
+are asked of the reference module here, and the records must agree within the exercise's tolerance
+(autograder/probes/__init__.py). The kernel only calls and hands back what came back.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
             "softplus.tails": rng.choice([-1.0, 1.0], size=7) * rng.uniform(50.0, 700.0, size=7)}
 
 
-def run_softplus(answers, inputs, record):
+def run_softplus(k, inputs, record):
     """softplus on moderate values, then on values whose exp overflows float64."""
-    record("moderate", answers.softplus(inputs["softplus.x"].copy()))
-    record("tails", answers.softplus(inputs["softplus.tails"].copy()))
+    record("moderate", k.answers.softplus(k.value(inputs["softplus.x"])))
+    record("tails", k.answers.softplus(k.value(inputs["softplus.tails"])))
 
 
 PROBE = Probe(

@@ -1,0 +1,128 @@
+"""What the grader hands 02's functions in the kernel: graphs, functions to differentiate, tensors to convert.
+
+Stand-ins build inputs and hand back what the student's objects give; they compute no property, no
+expected value and no verdict (autograder/probes/__init__.py).
+"""
+
+import torch
+
+
+def graphs(values, codes, picks) -> dict:
+    """name -> tensor: random chains of operations that reuse earlier results, and a few fixed shapes
+    that a walk without a visited set, or along first inputs only, gets wrong."""
+    unary = (torch.exp, torch.tanh, torch.sin, torch.relu, torch.sigmoid, torch.abs, lambda t: t * 2, lambda t: -t)
+    binary = (torch.add, torch.mul, torch.sub, torch.maximum)
+    values = torch.tensor(values)  # (leaves, m)
+    made = {}
+    for g, (codes_g, picks_g) in enumerate(zip(codes, picks)):
+        nodes = [values[i].clone().requires_grad_(i < 3) for i in range(values.shape[0])]  # 3 weights, data
+        current = nodes[0]
+        for code, pick in zip(codes_g.tolist(), picks_g.tolist()):
+            other = nodes[pick % len(nodes)]  # any earlier tensor: leaves and results are reused
+            if code % 2:
+                current = binary[code // 2 % len(binary)](current, other)
+            else:
+                current = unary[code // 2 % len(unary)](current)
+            nodes.append(current)
+        made[f"random{g}"] = (current * nodes[int(picks_g[-1]) % len(nodes)]).sum() if g % 2 else current.mean()
+    w = values[0].clone().requires_grad_(True)
+    z = w * values[1] + values[2]
+    made["diamond"] = (z * z + z.sin()).sum()
+    made["leaf used three times"] = (w * w * w).sum() + w.sum()
+    made["branch on the second input"] = (values[3] * torch.tanh(w)).sum()
+    made["a leaf"] = w
+    with torch.no_grad():
+        made["made under no_grad"] = w * 2
+    made["data only"] = values[1].exp().sum()
+    return made
+
+
+def listed(values):
+    """What the student returned, as a list (a tuple or a generator of names too)."""
+    return list(values)
+
+
+def type_names(values):
+    """The type's name of each value of a sequence the student returned (floats, or tensors?)."""
+    return [type(v).__name__ for v in values]
+
+
+class GpuLike(torch.Tensor):
+    """A CPU tensor that converts to NumPy only as a CUDA tensor does: after .cpu() or .to('cpu'), or
+    through numpy(force=True), which copies to the host itself."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.numpy and (kwargs.get("force") or any(a is True for a in args[1:])):
+            return args[0].as_subclass(torch.Tensor).numpy(force=True)
+        if func in (torch.Tensor.numpy, torch.Tensor.__array__):
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first (a stand-in for a GPU tensor: call .cpu())")
+        result = super().__torch_function__(func, types, args, kwargs)
+        to_cpu = func is torch.Tensor.cpu or (
+            func is torch.Tensor.to and any(str(a) == "cpu" for a in [*args[1:], *kwargs.values()]))
+        return result.as_subclass(torch.Tensor) if to_cpu and isinstance(result, torch.Tensor) else result
+
+
+def to_numpy_cases(f64, f32, i64) -> dict:
+    """A stand-in GPU tensor, a leaf that requires grad, float32, int64 and a 0-d tensor."""
+    leaf = torch.tensor(f64, requires_grad=True)
+    return {"gpu": (leaf * 3).as_subclass(GpuLike), "leaf": leaf,
+            "float32": torch.tensor(f32, requires_grad=True) * 2,
+            "int64": torch.tensor(i64), "scalar": (leaf ** 2).sum()}
+
+
+def tanh_layer(a, scale):
+    """f(t) = tanh(t @ a) * scale, a batch (k, n) -> (k, m)."""
+    a = torch.tensor(a)
+    return lambda t: torch.tanh(t @ a) * scale
+
+
+class ForwardModeOnly(torch.autograd.Function):
+    """tanh(x @ a), differentiable in forward mode only: its backward raises."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, a):
+        return torch.tanh(x @ a)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_forward(inputs[1], output)
+
+    @staticmethod
+    def jvp(ctx, x_tangent, a_tangent):
+        a, y = ctx.saved_tensors
+        return (1 - y ** 2) * (x_tangent @ a)
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        raise RuntimeError("reverse mode is switched off here: build the Jacobian from Jacobian-vector products")
+
+
+class ReverseModeOnly(torch.autograd.Function):
+    """tanh(x @ a), differentiable in reverse mode only: it has no jvp."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, a):
+        return torch.tanh(x @ a)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[1], output)
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        a, y = ctx.saved_tensors
+        return (grad_y * (1 - y ** 2)) @ a.T, None
+
+
+def only_mode(mode, a):
+    """x -> tanh(x @ a), differentiable in one mode only ("forward" or "reverse")."""
+    function = {"forward": ForwardModeOnly, "reverse": ReverseModeOnly}[mode]
+    a = torch.tensor(a)
+    return lambda t: function.apply(t, a)
