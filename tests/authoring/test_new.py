@@ -103,3 +103,34 @@ def test_new_updates_the_readme_blocks_so_that_publish_does_not_refuse(tmp_path,
     assert "[tool.course.release]" in out and "python -m autograder configure" in out
     assert disagreements(course, release=False) == []
     assert f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb" in (course.root / "README.md").read_text()
+
+
+def _worked_example_solution() -> str:
+    """The solution cell docs/authoring.md's worked example writes (its first python block there)."""
+    text = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+    example = text[text.index("### A worked example"):]
+    block = example[example.index("```python\n") + len("```python\n"):]
+    return "\n".join(line[3:] if line.startswith("   ") else line
+                     for line in block[:block.index("```")].splitlines())
+
+
+def test_the_worked_example_passes_the_one_line_rule_of_make_test(course):
+    """issue 39, 6: following docs/authoring.md's worked example passed `check` and failed
+    `make test`: its one exercise, one line long, carried 100 % of the notebook's points."""
+    from tests.test_one_line_share import LIMIT, one_line_share
+
+    scaffold(course, ASSIGNMENT)
+    nb = read_notebook(course.source_notebook(ASSIGNMENT))
+    assert one_line_share(nb)[0] <= LIMIT  # the scaffold as `new` writes it
+    solution = _worked_example_solution()
+    assert solution.startswith("def attention_weights(q, k):")
+    for cell in nb.cells:  # the exercise renamed, its tests with it (points 1 and 2, as there)
+        meta = cell.metadata.get("nbgrader", {})
+        if "softplus" in meta.get("grade_id", ""):
+            meta["grade_id"] = meta["grade_id"].replace("softplus", "attention_weights")
+        if meta.get("grade_id") == "attention_weights":
+            cell.source = solution
+    share, one_line = one_line_share(nb)
+    assert share <= LIMIT, one_line
+    guide = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+    assert "tests/test_one_line_share.py" in guide and "10 %" in guide  # the rule, where authors read
