@@ -24,12 +24,12 @@ class SetupCellError(ValueError):
 
 
 def not_installed_message(settings: CourseSettings) -> str:
-    """The one line a student sees on Colab when the wheel cannot be installed."""
-    return (f"The course's helpers package could not be installed from {settings.wheel_url}: "
-            "it is not published there yet, or this runtime has no network. "
-            f"Instructor: run `python -m autograder wheel` and attach build/dist/"
-            f"{settings.wheel_name} to the release {settings.release_tag} of "
-            f"{settings.student_repository}.")
+    """The one line a student sees on Colab when the wheel cannot be installed: what they can do
+    (a lost connection passes; a wheel not published yet needs the instructor, told where)."""
+    return ("The course's helpers package could not be installed, so this notebook cannot run yet. "
+            "Run this cell again; if it fails again, choose Runtime > Disconnect and delete runtime, "
+            "then run the notebook from the top. Still failing? Tell your instructor, with this "
+            f"line: the package did not install from {settings.wheel_url}")
 
 
 def render_head(settings: CourseSettings) -> str:
