@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 from autograder.course.layout import ROOT_ENV, Course, CourseError, default_root
+from autograder.course.safe_text import safe_lines
 
 # Each command's module is imported when that command runs, not before: importing them all (and
 # nbgrader with the grading ones) cost every command 1.5-2.2 CPU-s at start, `export` and
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return module.run(args, Course(root))
     except CourseError as error:
-        print(f"autograder {args.command}: {error}", file=sys.stderr)
+        print(safe_lines(f"autograder {args.command}: {error}"), file=sys.stderr)  # may name a student's file
         return 2
 
 

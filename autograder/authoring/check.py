@@ -58,6 +58,7 @@ from autograder.course.notebooks import (
     read_notebook,
     write_notebook,
 )
+from autograder.course.safe_text import safe_line, safe_lines
 from autograder.engine.job import GradeJob, GradeResult, default_jobs
 from autograder.engine.nbgrader_setup import cell_timeout
 from autograder.engine.template import GenerationError, Template, build_template
@@ -513,7 +514,7 @@ def mutant_results(plan: Plan, results: list[GradeResult]) -> list[GradeResult]:
 
 def format_table(reports: list[AssignmentReport]) -> str:
     header = ("assignment", "tests", "points", "solution", "release", "mutants", "answers", "seconds", "gates")
-    rows = [(r.assignment, str(r.tests), f"{r.max_score:g}", _fmt(r.solution_score),
+    rows = [(safe_line(r.assignment), str(r.tests), f"{r.max_score:g}", _fmt(r.solution_score),
              _fmt(r.release_score), f"{r.mutants_caught}/{r.mutants_total}",
              f"{sum(s['ok'] for s in r.samples)}/{len(r.samples)}", f"{r.seconds:.1f}",
              "ok" if r.ok else "FAIL") for r in reports]
@@ -570,18 +571,18 @@ def run(args: argparse.Namespace, course: Course) -> int:
         if not args.quiet:
             outcome = (f"{result.score:g}/{result.max_score:g}" if result.status == "graded"
                        else f"error: {result.reason}")
-            print(f"  {result.assignment:<24} {result.label:<36} {outcome:<12} "
-                  f"{result.seconds:5.1f} s", file=sys.stderr, flush=True)
+            print(safe_line(f"  {result.assignment:<24} {result.label:<36} {outcome:<12} "
+                            f"{result.seconds:5.1f} s"), file=sys.stderr, flush=True)
 
     try:
         reports = check(course, selected(args, course), args.jobs, args.timeout, progress,
                         warm_kernels=False if args.cold_kernels else None,
                         backend=make_backend(args.backend, args.scheduler))
     except GenerationError as error:
-        print(f"check stopped: {error}")
+        print(safe_lines(f"check stopped: {error}"))
         return 2
     if not reports:
-        print(f"No assignment in {course.source_dir}: nothing to check.")
+        print(safe_line(f"No assignment in {course.source_dir}: nothing to check."))
         return 0
     report_path = args.report or course.build_dir / REPORT_NAME
     write_report(reports, report_path, course)
@@ -589,17 +590,17 @@ def run(args: argparse.Namespace, course: Course) -> int:
     runs = sum(1 for r in reports for run in r.runs if not run.get("forked"))
     print(format_table(reports))
     kernels = "cold" if args.cold_kernels else "warm"
-    print(f"\n{runs} graded runs in {wall:.1f} s, {args.jobs or default_jobs()} at a time, "
-          f"{kernels} kernels; report: {report_path}")
+    print("\n" + safe_line(f"{runs} graded runs in {wall:.1f} s, {args.jobs or default_jobs()} at a time, "
+                            f"{kernels} kernels; report: {report_path}"))
     if reports[0].sandbox:
         print("\nThe kernels ran without part of their sandbox (docs/design.md, \"Threat model\"):")
         for line in reports[0].sandbox:
-            print(f"  {line}")
+            print(safe_line(f"  {line}"))
     failures = [(r.assignment, f) for r in reports for f in r.failures]
     if failures:
         print(f"\n{len(failures)} gate failure(s):")
         for assignment, failure in failures:
-            print(f"  {assignment}: {failure}")
+            print(safe_line(f"  {assignment}: {failure}"))
         return 1
     print("All gates pass.")
     return 0

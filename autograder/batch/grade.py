@@ -33,8 +33,6 @@ hands the jobs to a Dask cluster instead of local processes (autograder/batch/ba
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import shutil
 import sys
@@ -47,6 +45,7 @@ from autograder.batch.journal import Journal, fingerprint, grading_settings
 from autograder.batch.session import BatchInterrupted, GradingSession
 from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError, add_assignment_options, selected
+from autograder.course.safe_text import csv_text, safe_line, safe_lines
 from autograder.course.submitted import Submission, collect, handed_in
 from autograder.engine.feedback_html import finish as finish_feedback
 from autograder.engine.job import GradeJob, GradeResult, default_jobs
@@ -139,8 +138,8 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
             if sub.notebook is None:
                 journal.remove(sub.student_id, sub.assignment)
         if reused and progress is not None:
-            print(f"  reused {reused} of {len(jobs)} result(s) from {journal.dir} "
-                  "(--regrade grades them again)", file=sys.stderr, flush=True)
+            print(safe_line(f"  reused {reused} of {len(jobs)} result(s) from {journal.dir} "
+                            "(--regrade grades them again)"), file=sys.stderr, flush=True)
 
         def arrived(result: GradeResult) -> None:
             k = index[(result.student_id, result.assignment)]
@@ -188,11 +187,9 @@ def _journaled(journal: Journal, result: GradeResult | None, inputs: dict | None
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
-    buffer = io.StringIO(newline="")
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
-    writer.writeheader()
-    writer.writerows(rows)
-    atomic_write(path, buffer.getvalue())
+    """grades.csv, every cell made safe (autograder/course/safe_text.py): a reason, a warning or a
+    folder's name holds no control character and starts no spreadsheet formula."""
+    atomic_write(path, csv_text(CSV_COLUMNS, [[row[c] for c in CSV_COLUMNS] for row in rows]))
 
 
 def make_report(rows: list[dict], fresh: list[GradeResult], reused: int, warnings: int,
@@ -219,7 +216,7 @@ def make_report(rows: list[dict], fresh: list[GradeResult], reused: int, warning
 
 
 def format_report(report: dict) -> str:
-    """The report as printed at the end of `grade`."""
+    """The report as printed at the end of `grade`, each line made safe for a terminal."""
     speed = report["submissions_per_minute"]
     lines = [f"{report['graded']} of {report['rows']} rows graded, {len(report['failed'])} failed, "
              f"{report['reused']} reused from the journal; {report['graded_now']} graded in "
@@ -230,7 +227,7 @@ def format_report(report: dict) -> str:
     if report["slowest"]:
         lines.append("slowest: " + ", ".join(f"{s['student_id']}/{s['assignment']} {s['seconds']:.1f} s"
                                              for s in report["slowest"]))
-    return "\n".join(lines)
+    return "\n".join(map(safe_line, lines))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -258,21 +255,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, course: Course) -> int:
     if not args.submitted.is_dir():
-        print(f"grade: {args.submitted} is not a folder of submissions "
-              "(expected SUBMITTED/<student>/<assignment>/<assignment>.ipynb)")
+        print(safe_line(f"grade: {args.submitted} is not a folder of submissions "
+                        "(expected SUBMITTED/<student>/<assignment>/<assignment>.ipynb)"))
         return 2
     if not course.assignments():
-        print(f"grade: no assignment in {course.source_dir}")
+        print(safe_line(f"grade: no assignment in {course.source_dir}"))
         return 2
     out = args.out or course.build_dir / "grades"
 
     def progress(result: GradeResult) -> None:
+        # Names, reasons and warnings come from the submission: one safe line each.
         outcome = (f"{result.score:g}/{result.max_score:g}" if result.status == "graded"
                    else f"{result.status}: {result.reason}")
-        print(f"  {result.student_id}/{result.assignment}: {outcome} ({result.seconds:.1f} s)",
+        print(safe_line(f"  {result.student_id}/{result.assignment}: {outcome} ({result.seconds:.1f} s)"),
               file=sys.stderr, flush=True)
         for warning in result.warnings:
-            print(f"    warning: {warning}", file=sys.stderr, flush=True)
+            print(safe_line(f"    warning: {warning}"), file=sys.stderr, flush=True)
 
     try:
         named = [*(args.assignments or []), *(args.assignment or [])]
@@ -282,7 +280,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
                             backend=make_backend(args.backend, args.scheduler),
                             regrade=args.regrade, feedback=args.feedback)
     except GenerationError as error:
-        print(f"grade stopped: {error}")
+        print(safe_lines(f"grade stopped: {error}"))
         return 2
     except BatchInterrupted as stop:
         print(f"interrupted: {stop.done} of {stop.total} graded; "
@@ -294,11 +292,11 @@ def run(args: argparse.Namespace, course: Course) -> int:
     rows = batch.rows
     problems = [r for r in rows if r["status"] != "graded"]
     for row in problems:
-        print(f"  {row['student_id']}/{row['assignment']}: {row['status']}: {row['reason']}")
+        print(safe_line(f"  {row['student_id']}/{row['assignment']}: {row['status']}: {row['reason']}"))
     students = len({r["student_id"] for r in rows})
     print(format_report(batch.report))
-    print(f"Graded {len(rows) - len(problems)} of {len(rows)} rows for {students} student(s); "
-          f"{len(problems)} need attention. Grades: {out / 'grades.csv'}; report: {out / 'report.json'}; "
-          + (f"feedback: {out / 'feedback'}" if args.feedback
-             else f"feedback, when you want it: python -m autograder feedback {out}"))
+    print(safe_line(f"Graded {len(rows) - len(problems)} of {len(rows)} rows for {students} student(s); "
+                    f"{len(problems)} need attention. Grades: {out / 'grades.csv'}; report: {out / 'report.json'}; "
+                    + (f"feedback: {out / 'feedback'}" if args.feedback
+                       else f"feedback, when you want it: python -m autograder feedback {out}")))
     return 0

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from autograder.batch.backends import LocalPool
 from autograder.course.layout import Course
+from autograder.course.safe_text import safe_line
 from autograder.engine import cgroups, sandbox
 from autograder.engine.execute import hidden_paths
 from autograder.engine.job import GradeJob, GradeResult, default_jobs
@@ -112,7 +113,7 @@ class GradingSession:
         self.warm_kernels, self.hidden = warm_kernels, tuple(hidden)
         self.backend = backend if backend is not None else LocalPool()
         self.warn = warn if warn is not None else (
-            lambda line: print(f"  warning: {line}", file=sys.stderr, flush=True))
+            lambda line: print(safe_line(f"  warning: {line}"), file=sys.stderr, flush=True))
         self.dir: Path | None = None
         self.hide: tuple[str, ...] = ()
         self.kernel_server: str | None = None

@@ -2,21 +2,21 @@
 
 A roster is Canvas's gradebook export or Gradescope's roster, keyed by one declared column
 (`--roster-key`); a graded id found in another identity column too is a clash, never a match.
-Every cell written is neutralized against formula injection (OWASP: a leading = + - @ tab or
-carriage return gets a `'`). `export`, `feedback` and `collect`'s lms.csv read and write through
-this module, so no command imports another for it.
+Every cell written is made safe by autograder/course/safe_text.py (`safe_cell`, `csv_text`, one model
+for every CSV the grader writes, grades.csv included): control characters escaped, and a leading
+= + - @ gets a `'` (OWASP's rule against formula injection). `export`, `feedback` and `collect`'s
+lms.csv read and write through this module, so no command imports another for it.
 """
 
 from __future__ import annotations
 
 import csv
-import io
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.course.layout import CourseError
+from autograder.course.safe_text import csv_text, safe_cell  # noqa: F401 (export, feedback, lms.csv write through here)
 
 CANVAS_LABELS = ("Points Possible", "Manual Posting")  # rows of Canvas's export that are no student
 # --roster-key: the one roster column a student folder's name is looked up in, per target.
@@ -27,18 +27,6 @@ ROSTER_KEYS = {"canvas": {"id": "ID", "sis": "SIS User ID"},
 OTHER_IDS = {"canvas": ("ID", "SIS User ID", "SIS Login ID", "Integration ID"),
              "gradescope": ("SID", "Email"), "csv": ()}
 ALWAYS_THERE = ("ID", "student_id")  # every row has one; an empty one is a broken roster
-# OWASP "CSV Injection": a cell starting with one of these is read as a formula by spreadsheets.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"^-?\d+(\.\d+)?(e[-+]?\d+)?$")
-
-
-def safe_cell(value) -> str:
-    """`value` as text that no spreadsheet runs: a leading = + - @ tab or carriage return gets
-    a `'` before it (OWASP's rule); a plain number such as -1.5 stays a number."""
-    text = "" if value is None else str(value)
-    if text.startswith(FORMULA_START) and not _NUMBER.match(text):
-        return "'" + text
-    return text
 
 
 @dataclass
@@ -126,15 +114,6 @@ def read_roster(path: Path, key: str, others: Iterable[str] = (), skip_labels: t
 
 def fmt_score(value: float) -> str:
     return f"{value:g}"
-
-
-def csv_text(columns: list[str], rows: list[list[str]]) -> str:
-    """A CSV file's text, every cell (the header too) neutralized by `safe_cell`."""
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer)
-    writer.writerow([safe_cell(c) for c in columns])
-    writer.writerows([safe_cell(c) for c in row] for row in rows)
-    return buffer.getvalue()
 
 
 def load_roster(target: str, path: Path | None, key: str | None = None) -> Roster | None:

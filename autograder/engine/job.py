@@ -230,7 +230,7 @@ def grade_submission(job: GradeJob) -> GradeResult:
         # nbgrader_config.py); the same repair here, on a copy, names it for the result and
         # gives the trusted run the cells nbgrader grades.
         repaired = copy.deepcopy(nb)
-        duplicates = drop_duplicate_cells(repaired)
+        duplicates = drop_duplicate_cells(repaired, source_nb)
         if duplicates:
             result.warnings.append("duplicated cells dropped (the first copy is graded): "
                                    + ", ".join(duplicates))
@@ -400,12 +400,13 @@ def _read_scores(config, assignment: str, student: str, autograded: Path,
     """Fill result.cells and result.score from the gradebook; returns the cells left unscored."""
     from nbgrader.api import Gradebook
 
-    errors, timed_out = _cell_errors(read_notebook(autograded))
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         submission = gb.find_submission_notebook(assignment, assignment, student)
         # auto_score only: nbgrader computed it from the executed notebook; a manual score would
         # have come from somewhere else, and nobody grades by hand here.
         scores = {g.name: (g.auto_score, g.auto_score) for g in submission.grades}
+        known = {cell.name for cell in submission.notebook.source_cells}  # the source's grade_ids
+    errors, timed_out = _cell_errors(read_notebook(autograded), known)
     unscored = []
     for gid, cell in result.cells.items():
         score, auto = scores.get(gid, (None, None))
@@ -420,14 +421,15 @@ def _read_scores(config, assignment: str, student: str, autograded: Path,
     return unscored
 
 
-def _cell_errors(nb: NotebookNode) -> tuple[dict[str, str], list[str]]:
+def _cell_errors(nb: NotebookNode, known: set[str]) -> tuple[dict[str, str], list[str]]:
     """(grade_id -> 'Ename: message' of the first error of each graded or solution cell,
-    the cells stopped by the timeout, named by grade_id or position)."""
+    the cells stopped by the timeout, named by grade_id or position). Only the `known` grade_ids,
+    the source's, name a cell: any other is the student's text, never a key or a warning."""
     errors, timed_out = {}, []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        gid = grade_id(cell)
+        gid = grade_id(cell) if grade_id(cell) in known else None
         raised = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         if any(o.get("ename") == "CellTimeoutError" for o in raised):
             timed_out.append(gid or f"cell {index + 1}")

@@ -99,20 +99,30 @@ def restore_missing_cells(nb: NotebookNode, source_nb: NotebookNode) -> list[str
     return restored
 
 
+def source_of(preprocessor: NbGraderPreprocessor, resources: dict) -> NotebookNode | None:
+    """The source notebook of the submission a sanitize step of Autograde works on, None (and a
+    line in nbgrader's log) when the course folder has none."""
+    from nbgrader.coursedir import CourseDirectory
+
+    info = resources["nbgrader"]
+    coursedir = CourseDirectory(config=preprocessor.config)
+    folder = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
+    source = folder / f"{info['notebook']}.ipynb"
+    if not source.is_file():
+        preprocessor.log.warning("No source notebook at %s: deleted cells are not restored, "
+                                 "every grade_id counts", source)
+        return None
+    return read_notebook(source)
+
+
 class RestoreMissingCells(NbGraderPreprocessor):
     """Restore deleted test and read-only cells from the source notebook, in their place."""
 
     def preprocess(self, nb, resources):
-        from nbgrader.coursedir import CourseDirectory
-
-        info = resources["nbgrader"]
-        coursedir = CourseDirectory(config=self.config)
-        folder = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
-        source = folder / f"{info['notebook']}.ipynb"
-        if not source.is_file():
-            self.log.warning("No source notebook at %s: deleted cells are not restored", source)
+        source_nb = source_of(self, resources)
+        if source_nb is None:
             return nb, resources
-        restored = restore_missing_cells(nb, read_notebook(source))
+        restored = restore_missing_cells(nb, source_nb)
         if restored:
             self.log.warning("Cells restored from the source (deleted, or their nbgrader metadata "
                              "stripped): %s", ", ".join(restored))
