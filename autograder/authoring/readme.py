@@ -66,6 +66,10 @@ def local_install(settings: CourseSettings) -> str:
         "```bash",
         f"git clone {settings.repository_url}.git && cd {name}",
         "python -m venv .venv && source .venv/bin/activate   # Windows: .venv\\Scripts\\activate",
+        # pip's default torch on Linux is the CUDA build: several GB a machine without an NVIDIA
+        # GPU never uses. Commented, so that a GPU machine pasting the block keeps CUDA.
+        "# No NVIDIA GPU (most laptops) on Linux? First: "
+        "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu",
         f"pip install {settings.wheel_url} jupyterlab",
         "jupyter lab",
         "```",

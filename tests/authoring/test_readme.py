@@ -78,3 +78,19 @@ def test_authoring_states_the_mutant_minimum_the_summary_contract_and_a_worked_e
     for step in ("python -m autograder new", "[tool.course.release]", "[tool.course.due]",
                  "mutants/", "check 09_attention", "publish --now"):
         assert step in example, step
+
+
+CPU_TORCH = "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu"
+
+
+def test_the_student_readme_says_how_to_install_the_cpu_build_of_torch_first():
+    """issue 39, 10: a student's venv on a laptop without a GPU was 6.0 GB: pip's default torch on
+    Linux brings the CUDA libraries. The student README says how to take the CPU build, before
+    the line that installs the course's package (which would pull the default torch)."""
+    readme = student_readme((ROOT / "README.md").read_text())
+    install = readme.split("**On your machine**", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    lines = install.splitlines()
+    cpu = next(i for i, line in enumerate(lines) if CPU_TORCH in line)
+    wheel = next(i for i, line in enumerate(lines) if course_settings(ROOT).wheel_url in line)
+    assert cpu < wheel and lines[cpu].lstrip().startswith("#")  # a GPU machine keeps CUDA
+    assert "GPU" in lines[cpu]
