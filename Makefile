@@ -80,7 +80,9 @@ clean:
 # torch 2.4 has wheels for Python 3.8 to 3.12.
 OLDEST_PYTHON ?= python3.11
 OLDEST_VENV ?= $(HOME)/.cache/pytorch-course/oldest-torch
-OLDEST := PATH=$(abspath $(OLDEST_VENV))/bin:$$PATH $(OLDEST_VENV)/bin/python
+# Its installs build this distribution's whole wheel, which build_backend/course_build.py refuses
+# unless asked for by name: this venv is the instructor's own.
+OLDEST := PYTORCH_COURSE_INSTRUCTOR_BUILD=1 PATH=$(abspath $(OLDEST_VENV))/bin:$$PATH $(OLDEST_VENV)/bin/python
 
 $(OLDEST_VENV)/bin/python:
 	$(OLDEST_PYTHON) -m venv $(OLDEST_VENV)

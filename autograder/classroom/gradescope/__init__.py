@@ -38,7 +38,9 @@ WHEEL_DIR = "dist"
 # What the course's wheel is built from (pyproject.toml names README.md as its readme, LICENSE
 # as its license file).
 PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE")
-PROJECT_PACKAGES = ("helpers", "autograder")
+PROJECT_PACKAGES = ("helpers", "autograder", "build_backend")  # build_backend: pyproject's backend-path
+# The backend refuses a plain wheel of this distribution (it holds the answers) unless asked by name.
+INSTRUCTOR_BUILD = "PYTORCH_COURSE_INSTRUCTOR_BUILD"
 
 
 def build_course_wheel(out_dir: Path, root: Path) -> Path:
@@ -56,9 +58,11 @@ def build_course_wheel(out_dir: Path, root: Path) -> Path:
                 shutil.copy2(root / name, stage / name)
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
         for name in PROJECT_PACKAGES:
-            shutil.copytree(root / name, stage / name, ignore=ignore)
+            if (root / name).is_dir():
+                shutil.copytree(root / name, stage / name, ignore=ignore)
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                        "--no-build-isolation", "--wheel-dir", str(out_dir), str(stage)], check=True)
+                        "--no-build-isolation", "--wheel-dir", str(out_dir), str(stage)], check=True,
+                        env={**os.environ, INSTRUCTOR_BUILD: "1"})
     built = sorted(out_dir.glob("pytorch_course-*.whl"))
     if len(built) != 1:
         raise RuntimeError(f"expected one pytorch_course wheel in {out_dir}, found {built}")
