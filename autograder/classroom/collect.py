@@ -56,6 +56,7 @@ from autograder.classroom.canvas_times import read_canvas_times, time_of
 from autograder.classroom.lms_manifest import MANIFEST, LmsRecord, manifest_text, read_manifest
 from autograder.course.lateness import TIMESTAMP_FILE, format_timestamp, parse_timestamp
 from autograder.course.layout import Course, CourseError
+from autograder.course.safe_text import safe_line
 
 SOURCES = ("canvas", "gradescope", "zip")
 # Canvas's "Download Submissions" names: {lastfirst}_{late_}{user_id}_{file_id}_{filename}
@@ -517,18 +518,18 @@ def run(args: argparse.Namespace, course: Course) -> int:
                     int(args.max_size * 2**20))
     place(found, assignment, out, replace=args.replace)
     for path, why in found.skipped:
-        print(f"  not placed: {path}: {why}", file=sys.stderr)
+        print(safe_line(f"  not placed: {path}: {why}"), file=sys.stderr)  # names from the download
     late = [s for s, c in found.placed.items() if c.notes]
     timed = sum(c.submitted_at is not None for c in found.placed.values())
-    print(f"collect: {len(found.placed)} notebook(s) of {assignment} placed in {out} "
-          f"({timed} with a submission time); {len(found.skipped)} file(s) not placed"
-          + (f"; marked late by Canvas: {', '.join(late)}" if late else ""))
+    print(safe_line(f"collect: {len(found.placed)} notebook(s) of {assignment} placed in {out} "
+                    f"({timed} with a submission time); {len(found.skipped)} file(s) not placed"
+                    + (f"; marked late by Canvas: {', '.join(late)}" if late else "")))
     if args.source == "canvas" and args.times is None and found.placed:
         print("  Canvas's download carries no submission time, so no late penalty can apply: pass "
               "--times FILE, the assignment's submissions saved from Canvas's Submissions API "
               "(see `collect --help`)")
     if not found.placed:
-        print(f"  nothing placed: {out} was left as it was")
+        print(safe_line(f"  nothing placed: {out} was left as it was"))
         return 1
-    print(f"  what the LMS said of each: {out / MANIFEST}")
+    print(safe_line(f"  what the LMS said of each: {out / MANIFEST}"))
     return 0
