@@ -101,7 +101,7 @@ class Ref:
                            {k: session._encode(v) for k, v in kwargs.items()})
 
     def __iter__(self):
-        raise TypeError("a kernel value cannot be iterated here: fetch it, or index it")
+        raise TypeError("a kernel value cannot be iterated here: fetch it, index it, or k.unpack(ref, n)")
 
     def __bool__(self):
         raise TypeError("a kernel value has no truth here: fetch it first")
@@ -178,6 +178,10 @@ class Session:
             yield entered
         finally:
             self._op("exit", manager._id, out=False)
+
+    def unpack(self, ref: Ref, n: int) -> list[Ref]:
+        """ref[0], ..., ref[n - 1]: a returned tuple taken apart (`a, b = k.unpack(f(x), 2)`)."""
+        return [ref[i] for i in range(n)]
 
     def type_name(self, ref: Ref) -> Ref:
         return self.module("builtins").type(ref).attr("__name__")

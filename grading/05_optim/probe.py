@@ -10,130 +10,99 @@ The recorded trajectory is compared with the reference running through the same 
 from __future__ import annotations
 
 import numpy as np
-import torch
-from torch import nn
 
-from autograder.probes import Exercise, Probe, Tolerance, compare_arrays
+from autograder.probes import Exercise, Probe, Tolerance, compare_arrays, compare_records
 
 STEPS, LR_CHANGE_AT, RESUME_AT = 7, 3, 5  # optimizer steps; the step before which lr changes; rebuilt
 # float64 throughout; the notebook's own tolerance for float64 optimizer trajectories.
 TIGHT = Tolerance(1e-7, 1e-10)
 
-def probe_tensor(inputs, key):
-    """One secret input as a float64 tensor of its own."""
-    return torch.tensor(inputs[key], dtype=torch.float64)
-
-
-def probe_params(inputs, prefix):
-    """The secret starting parameters: float64 leaves that require grad."""
+def probe_params(k, inputs, prefix):
+    """The secret starting parameters, in the kernel: float64 leaves that require grad."""
     count = sum(1 for key in inputs if key.startswith(prefix + ".p"))
-    return [probe_tensor(inputs, f"{prefix}.p{i}").requires_grad_(True) for i in range(count)]
+    return [k.tensor(inputs[f"{prefix}.p{i}"], dtype="float64", requires_grad=True) for i in range(count)]
 
 
-def probe_set_grads(params, inputs, prefix, step):
+def probe_set_grads(k, params, inputs, prefix, step):
     """Step `step`'s secret gradients; None where the mask says so; in place where a .grad exists."""
     mask = inputs[f"{prefix}.mask"][step]
     for i, p in enumerate(params):
-        if not mask[i]:
-            p.grad = None
-        elif p.grad is None:
-            p.grad = probe_tensor(inputs, f"{prefix}.g{step}_{i}")
-        else:
-            p.grad.copy_(probe_tensor(inputs, f"{prefix}.g{step}_{i}"))
+        k.given.set_grad(p, inputs[f"{prefix}.g{step}_{i}"] if mask[i] else None)
 
 
-def probe_flat(tensors):
-    """Every value of tensors, in one row."""
-    return torch.cat([t.detach().reshape(-1) for t in tensors])
-
-
-def probe_floats(values):
-    """values as floats, tensors detached first (a wrong type is judged apart)."""
-    return [float(v.detach()) if isinstance(v, torch.Tensor) else float(v) for v in values]
-
-
-def probe_grads(params):
-    """Every gradient of params in one row, NaN where there is none."""
-    return probe_flat([torch.full_like(p, float("nan")) if p.grad is None else p.grad for p in params])
-
-
-def probe_sgd_step(sgd_step, inputs, record):
+def probe_sgd_step(k, sgd_step, inputs, record):
     """sgd_step fed a list, a generator, a tuple: parameters and gradients after each call."""
-    params = probe_params(inputs, "sgd")
+    params = probe_params(k, inputs, "sgd")
+    torch = k.module("torch")
     trajectory, grads = [], []
-    for call, feed in enumerate((list, lambda ps: (p for p in ps), tuple)):
-        probe_set_grads(params, inputs, "sgd", call)
-        sgd_step(feed(params), float(inputs["sgd.lr"][call]))
-        trajectory.append(probe_flat(params))
-        grads.append(probe_grads(params))
+    for call, how in enumerate(("list", "generator", "tuple")):
+        probe_set_grads(k, params, inputs, "sgd", call)
+        sgd_step(k.given.fed(params, how), float(inputs["sgd.lr"][call]))
+        trajectory.append(k.given.flat(params))
+        grads.append(k.given.grads_row(params))
     record("trajectory", torch.stack(trajectory))
     record("grads_kept", torch.stack(grads))
-    record("leaves", [p.is_leaf and p.requires_grad for p in params])
+    record("leaves", [[p.is_leaf, p.requires_grad] for p in params])
 
 
-def probe_steps(make, inputs, prefix, record):
+def probe_steps(k, make, inputs, prefix, record):
     """STEPS steps of make(params) on secret gradients; lr changed before one, rebuilt from state_dict after one."""
-    params = probe_params(inputs, prefix)
+    params = probe_params(k, inputs, prefix)
     optimizer = make(params)
     trajectory = []
     for step in range(STEPS):
         if step == LR_CHANGE_AT:
-            for group, lr in zip(optimizer.param_groups, inputs[f"{prefix}.lr_new"]):
-                group["lr"] = float(lr)
+            for group, lr in enumerate(inputs[f"{prefix}.lr_new"]):
+                k.setitem(optimizer.param_groups[group], "lr", float(lr))
         if step == RESUME_AT:
             saved = optimizer.state_dict()
             optimizer = make(params)
             optimizer.load_state_dict(saved)
-        probe_set_grads(params, inputs, prefix, step)
+        probe_set_grads(k, params, inputs, prefix, step)
         optimizer.step()
-        trajectory.append(probe_flat(params))
-    record("is_optimizer", isinstance(optimizer, torch.optim.Optimizer))
-    record("trajectory", torch.stack(trajectory))
+        trajectory.append(k.given.flat(params))
+    record("is_optimizer", k.isinstance(optimizer, k.module("torch.optim").Optimizer))
+    record("trajectory", k.module("torch").stack(trajectory))
 
 
-def probe_momentum(SGDMomentum, inputs, record):
+def probe_momentum(k, SGDMomentum, inputs, record):
     """Two param groups, the first with its own lr and momentum."""
     lr, momentum, lr0, momentum0 = (float(v) for v in inputs["momentum.hyper"])
-    probe_steps(lambda ps: SGDMomentum([{"params": ps[:2], "lr": lr0, "momentum": momentum0},
-                                        {"params": ps[2:]}], lr=lr, momentum=momentum),
+    probe_steps(k, lambda ps: SGDMomentum([{"params": ps[:2], "lr": lr0, "momentum": momentum0},
+                                           {"params": ps[2:]}], lr=lr, momentum=momentum),
                 inputs, "momentum", record)
 
 
-def probe_adam(Adam, inputs, record):
+def probe_adam(k, Adam, inputs, record):
     """Two param groups, the first with its own betas and eps, the second with its own lr."""
     lr, beta1, beta2, eps, lr1, beta1_0, beta2_0, eps0 = (float(v) for v in inputs["adam.hyper"])
-    probe_steps(lambda ps: Adam([{"params": ps[:2], "betas": (beta1_0, beta2_0), "eps": eps0},
-                                 {"params": ps[2:], "lr": lr1}], lr=lr, betas=(beta1, beta2), eps=eps),
+    probe_steps(k, lambda ps: Adam([{"params": ps[:2], "betas": (beta1_0, beta2_0), "eps": eps0},
+                                    {"params": ps[2:], "lr": lr1}], lr=lr, betas=(beta1, beta2), eps=eps),
                 inputs, "adam", record)
 
 
-def probe_mlp(inputs, prefix):
+def probe_mlp(k, inputs, prefix):
     """Linear, Tanh, Linear in float64 with the secret weights prefix.w0, b0, w1, b1."""
-    w0, w1 = probe_tensor(inputs, f"{prefix}.w0"), probe_tensor(inputs, f"{prefix}.w1")
-    model = nn.Sequential(nn.Linear(w0.shape[1], w0.shape[0]), nn.Tanh(), nn.Linear(w1.shape[1], w1.shape[0]))
-    model = model.double()
-    with torch.no_grad():
-        for layer, i in ((model[0], 0), (model[2], 1)):
-            layer.weight.copy_(probe_tensor(inputs, f"{prefix}.w{i}"))
-            layer.bias.copy_(probe_tensor(inputs, f"{prefix}.b{i}"))
-    return model
+    return k.given.mlp(*(inputs[f"{prefix}.{key}"] for key in ("w0", "b0", "w1", "b1")))
 
 
-def probe_train(train, inputs, record):
-    """train with torch.optim.SGD(momentum) on MSE, then torch.optim.Adam on cross-entropy."""
-    x, steps = probe_tensor(inputs, "train.x"), int(inputs["train.steps"])
+def probe_train(k, train, inputs, record):
+    """train with torch.optim.SGD(momentum) on MSE, then torch.optim.Adam on cross-entropy: the losses
+    (and their types), the weights after."""
+    torch, nn = k.module("torch"), k.module("torch.nn")
+    x, steps = k.tensor(inputs["train.x"], dtype="float64"), int(inputs["train.steps"])
     lr, momentum, adam_lr = (float(v) for v in inputs["train.hyper"])
     runs = {
-        "mse": (probe_mlp(inputs, "train.regressor"), probe_tensor(inputs, "train.y"), nn.MSELoss(),
+        "mse": (probe_mlp(k, inputs, "train.regressor"), k.tensor(inputs["train.y"], dtype="float64"), nn.MSELoss(),
                 lambda m: torch.optim.SGD(m.parameters(), lr=lr, momentum=momentum)),
-        "cross_entropy": (probe_mlp(inputs, "train.classifier"), torch.tensor(inputs["train.labels"]),
+        "cross_entropy": (probe_mlp(k, inputs, "train.classifier"), k.tensor(inputs["train.labels"]),
                           nn.CrossEntropyLoss(), lambda m: torch.optim.Adam(m.parameters(), lr=adam_lr)),
     }
     for name, (model, y, loss_fn, make) in runs.items():
         losses = train(model, make(model), loss_fn, x, y, steps)
-        record(f"{name}_losses_are_floats", [isinstance(v, float) for v in losses])
-        record(f"{name}_losses", probe_floats(losses))
-        record(f"{name}_weights", probe_flat(list(model.parameters())))
+        record(f"{name}_loss_types", k.given.type_names(losses))
+        record(f"{name}_losses", k.given.floats(losses))
+        record(f"{name}_weights", k.given.flat(k.module("builtins").list(model.parameters())))
 
 
 def _params_and_grads(rng: np.random.Generator, prefix: str, steps: int) -> dict[str, np.ndarray]:
@@ -190,74 +159,66 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 # -- checkpoint and resume -------------------------------------------------------------------------
 
-def probe_checkpoint_run(inputs):
-    """A small float64 net with secret weights and data, and a torch.optim optimizer with momentum or
-    Adam state and two groups (one learning rate changed before the checkpoint)."""
-    torch.manual_seed(int(inputs["ckpt.seed"]))
-    d_in, hidden, d_out = (int(v) for v in inputs["ckpt.sizes"])
-    model = nn.Sequential(nn.Linear(d_in, hidden), nn.Tanh(), nn.Linear(hidden, d_out)).double()
-    groups = [{"params": model[0].parameters(), "lr": float(inputs["ckpt.lrs"][0])},
-              {"params": model[2].parameters(), "lr": float(inputs["ckpt.lrs"][1])}]
-    optimizer = (torch.optim.Adam(groups) if int(inputs["ckpt.adam"]) else torch.optim.SGD(groups, momentum=0.9))
-    return model, optimizer
+def probe_checkpoint_run(k, inputs, seed):
+    """A small float64 net (with batch norm) with secret weights, and a torch.optim optimizer with momentum
+    or Adam state and two groups: (model, optimizer) refs."""
+    run = k.given.checkpoint_run(seed, inputs["ckpt.sizes"], inputs["ckpt.lrs"], int(inputs["ckpt.adam"]))
+    return run[0], run[1]
 
 
-def probe_checkpoint_steps(model, optimizer, inputs, steps):
-    x, y = probe_tensor(inputs, "ckpt.x"), probe_tensor(inputs, "ckpt.y")
-    for _ in range(steps):
-        optimizer.zero_grad()
-        nn.functional.mse_loss(model(x), y).backward()
-        optimizer.step()
-
-
-def probe_resume(save, load, inputs, record):
+def probe_resume(k, save, load, inputs, record):
     """Train, checkpoint with `save`, train on (the uninterrupted run); a rebuilt model and optimizer
     (other initial weights) restored with `load` from the checkpoint after a torch.save round trip and
-    trained as far: both runs' parameters, the step returned, whether the checkpoint stayed as it was."""
-    import copy
-    import io
-
+    trained as far: both runs' states, the step returned, and the checkpoint when saved and after
+    training went on (it must not change)."""
     before, after = (int(v) for v in inputs["ckpt.steps"])
-    model, optimizer = probe_checkpoint_run(inputs)
-    probe_checkpoint_steps(model, optimizer, inputs, before)
-    optimizer.param_groups[1]["lr"] *= 0.5
+    x, y, seed = inputs["ckpt.x"], inputs["ckpt.y"], int(inputs["ckpt.seed"])
+    model, optimizer = probe_checkpoint_run(k, inputs, seed)
+    k.given.checkpoint_steps(model, optimizer, x, y, before)
+    k.given.halve_lr(optimizer, 1)
     checkpoint = save(model, optimizer, before)
-    snapshot = copy.deepcopy(checkpoint)
-    probe_checkpoint_steps(model, optimizer, inputs, after)
-    record("unchanged", all(torch.equal(a, b) for a, b in zip(snapshot["model"].values(), checkpoint["model"].values()))
-           if isinstance(checkpoint, dict) and "model" in checkpoint else True)
-    buffer = io.BytesIO()
-    torch.save(checkpoint, buffer)  # written after training went on, as a program that saves it later does
-    buffer.seek(0)
-    torch.manual_seed(int(inputs["ckpt.seed"]) + 1)
-    resumed, resumed_optimizer = probe_checkpoint_run(dict(inputs, **{"ckpt.seed": np.asarray(int(inputs["ckpt.seed"]) + 1)}))
-    record("step", int(load(resumed, resumed_optimizer, torch.load(buffer, weights_only=False))))
-    probe_checkpoint_steps(resumed, resumed_optimizer, inputs, after)
-    for i, (mine, theirs) in enumerate(zip(resumed.parameters(), model.parameters())):
-        record(f"resumed{i}", mine)
-        record(f"uninterrupted{i}", theirs)
+    record("model_at_save", k.given.state(model))
+    record("checkpoint.model", k.given.flat(checkpoint["model"].values()))
+    k.given.checkpoint_steps(model, optimizer, x, y, after)
+    record("checkpoint.model_later", k.given.flat(checkpoint["model"].values()))
+    # written after training went on, as a program that saves it later does
+    restored = k.given.through_torch_save(checkpoint)
+    resumed, resumed_optimizer = probe_checkpoint_run(k, inputs, seed + 1)
+    record("step", load(resumed, resumed_optimizer, restored))
+    k.given.checkpoint_steps(resumed, resumed_optimizer, x, y, after)
+    record("resumed", k.given.state(resumed))
+    record("uninterrupted", k.given.state(model))
 
 
-def probe_save(model, optimizer, step):
-    """The grader's own save: copies of both state_dicts."""
-    import copy
-
-    return copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step})
+def run_save_checkpoint(k, inputs, record):
+    probe_resume(k, k.answers.save_checkpoint, k.given.load, inputs, record)
 
 
-def probe_load(model, optimizer, checkpoint):
-    """The grader's own load."""
-    model.load_state_dict(checkpoint["model"])
-    optimizer.load_state_dict(checkpoint["optimizer"])
-    return checkpoint["step"]
+def run_load_checkpoint(k, inputs, record):
+    probe_resume(k, k.given.save, k.answers.load_checkpoint, inputs, record)
 
 
-def run_save_checkpoint(answers, inputs, record):
-    probe_resume(answers.save_checkpoint, probe_load, inputs, record)
-
-
-def run_load_checkpoint(answers, inputs, record):
-    probe_resume(probe_save, answers.load_checkpoint, inputs, record)
+def judge_checkpoint(exercise: str):
+    """The resumed run ends where the uninterrupted one does (parameters and buffers alike), the step
+    comes back, and the checkpoint does not change when training goes on."""
+    def judge(got: dict, want: dict) -> str | None:
+        for key in ("step", "resumed", "uninterrupted", "checkpoint.model", "checkpoint.model_later"):
+            if key not in got:
+                return f"{exercise} gave no {key}"
+        if compare_arrays(got["checkpoint.model_later"], got["checkpoint.model"], rtol=0, atol=0):
+            return (f"{exercise}: the checkpoint's model weights changed when training went on after it was "
+                    "saved: a state_dict holds the live tensors; save copies of them")
+        if compare_arrays(got["step"], want["step"], rtol=0, atol=0):
+            return f"{exercise}: load_checkpoint returned step {got['step']}; expected {want['step']}"
+        message = compare_arrays(got["resumed"], got["uninterrupted"], rtol=TIGHT.rtol, atol=TIGHT.atol)
+        if message:
+            return (f"{exercise}: training resumed from the checkpoint does not end where the uninterrupted run "
+                    f"does: the model's parameters and buffers (batch norm's running statistics) "
+                    f"{message.replace('differs', 'differ', 1)}; "
+                    "restore everything the run depends on (the model's state_dict and the optimizer's)")
+        return compare_records(exercise, {k: got[k] for k in ("uninterrupted",)},
+                               {k: want[k] for k in ("uninterrupted",)}, TIGHT)
+    return judge
 
 
 # What the optimizer met at each step, for the first one where its parameters part from the reference's.
@@ -288,15 +249,15 @@ def judge_trajectory(exercise: str):
             if message:
                 where = next(text for last, text in WHERE_TO_LOOK if step + 1 <= last)
                 return (f"{exercise}: after step {step + 1} of {STEPS} on secret parameters and gradients, "
-                        f"the parameters {message.replace('differs', 'differ', 1)}; they first part {where}")
+                        f"the parameters {message}; they first part {where}")
         return None
     return judge
 
 
 def driver(name: str, probe_function):
-    """A run that hands the answer called `name` to probe_function(answer, inputs, record)."""
-    def run(answers, inputs, record):
-        probe_function(getattr(answers, name), inputs, record)
+    """A run that hands the answer called `name` to probe_function(k, answer, inputs, record)."""
+    def run(k, inputs, record):
+        probe_function(k, getattr(k.answers, name), inputs, record)
     run.__name__ = f"run_{name}"
     return run
 
@@ -312,7 +273,7 @@ PROBE = Probe(
         "Adam": Exercise(driver("Adam", probe_adam), tolerance=TIGHT, judge=judge_trajectory("Adam")),
         "train": Exercise(driver("train", probe_train), tolerance=TIGHT),
         # torch.optim on both sides: a resume that restores everything gives the same bits
-        "save_checkpoint": Exercise(run_save_checkpoint, tolerance=TIGHT),
-        "load_checkpoint": Exercise(run_load_checkpoint, tolerance=TIGHT),
+        "save_checkpoint": Exercise(run_save_checkpoint, judge=judge_checkpoint("save_checkpoint")),
+        "load_checkpoint": Exercise(run_load_checkpoint, judge=judge_checkpoint("load_checkpoint")),
     },
 )
