@@ -11,12 +11,11 @@ from __future__ import annotations
 import threading
 import time
 
-from probe_harness import probe_module
+from probe_harness import assignment
 
 
 def test_another_threads_readings_are_real_and_not_counted():
-    probe = probe_module("08_gpu_batch_timing")
-    clock = probe.ProbeClock()
+    clock = assignment("08_gpu_batch_timing").probe.given_module().Clock()
     seen = {}
 
     def other_thread():
