@@ -53,7 +53,7 @@ from autograder.engine.nbgrader_setup import load_config
 from autograder.engine.template import GenerationError, build_template
 
 CSV_COLUMNS = ("student_id", "assignment", "score", "max_score", "status", "reason", "warnings",
-               "submitted_at")  # submitted_at: the folder's timestamp.txt (autograder/course/lateness.py), UTC
+               "submitted_at", "due_at")  # timestamp.txt, due.txt (autograder/course/lateness.py), UTC
 def _row(sub: Submission, result: GradeResult | None, max_score: float | None) -> dict:
     """One line of grades.csv; max_score is the assignment's (None: not an assignment)."""
     done = result if result is not None else sub
@@ -61,7 +61,7 @@ def _row(sub: Submission, result: GradeResult | None, max_score: float | None) -
             "score": f"{result.score:g}" if result is not None else "0",
             "max_score": "" if max_score is None else f"{max_score:g}",
             "status": done.status, "reason": done.reason, "warnings": "; ".join(done.warnings),
-            "submitted_at": sub.submitted_at}
+            "submitted_at": sub.submitted_at, "due_at": sub.due_at}
 
 
 @dataclass

@@ -6,13 +6,22 @@ the submission time, where the download has one, in nbgrader's `timestamp.txt` b
 (`2026-11-20 17:03:00.000000 UTC`). What each source looks like:
 
   canvas      Canvas's "Download Submissions": one file per uploaded file, named
-              `{lastfirst}_{late_}{user_id}_{file_id}_{original filename}` (canvas-lms
-              app/models/content_zipper.rb: the prefix is downcased, so the marker reads `late`;
-              file_id is Canvas's id of the uploaded file; `-1`, `-2` on a name uploaded again).
-              The student is the Canvas user id, the `ID` column of Canvas's gradebook export.
-              The zip carries no submission time (its entries are stamped when the zip is made);
-              --times FILE takes them from Canvas's Submissions API (autograder/classroom/canvas_times.py),
-              checking that each placed file is one of that submission's files.
+              `{lastfirst}_{LATE_}{user_id}_{file_id}_{original filename}` (canvas-lms
+              lib/content_zipper.rb: the name downcased and reduced to word characters, the marker
+              `LATE` (`late` in downloads of older Canvas); file_id is Canvas's id of the uploaded
+              file; `-1`, `-2` on a name uploaded again). Names are read from the left, as Canvas
+              writes them: the first `_`-separated numbers after the name are the user and the
+              file, whatever numbers the student's own file name holds after them, and a path is
+              read from its first part that is such a name (a folder a student's file name or a
+              zip made inside it never names another student). The student is the Canvas user
+              id, the `ID` column of Canvas's gradebook export. The zip carries no submission
+              time (its entries are stamped when the zip is made); --times takes them from
+              Canvas's Submissions API (autograder/classroom/canvas_times.py: a file, or a folder
+              of its pages, or --times once per page), and with them the student's own due date
+              (`cached_due_date`: an extension), written as `due.txt` beside `timestamp.txt`.
+              Each file is checked against it: a file the API does not list among that user's
+              current files is not placed (a name that lies, or a student who handed in again
+              after the download), whatever its name says.
   gradescope  Gradescope's "Export Submissions": `submission_metadata.yml` and one folder
               `submission_<id>/` per submission; the YAML maps each folder to its
               `:submitters:` (`:name:`, `:sid:`, `:email:`) and `:created_at:`. The student is
@@ -52,16 +61,19 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from autograder.classroom.canvas_times import read_canvas_times, time_of
+from autograder.classroom.canvas_times import file_mismatch, read_canvas_times, record_of
 from autograder.classroom.lms_manifest import MANIFEST, LmsRecord, manifest_text, read_manifest
-from autograder.course.lateness import TIMESTAMP_FILE, format_timestamp, parse_timestamp
+from autograder.course.lateness import DUE_FILE, TIMESTAMP_FILE, format_timestamp, parse_timestamp
 from autograder.course.layout import Course, CourseError
 from autograder.course.safe_text import safe_line
+from autograder.course.term import course_term
 
 SOURCES = ("canvas", "gradescope", "zip")
-# Canvas's "Download Submissions" names: {lastfirst}_{late_}{user_id}_{file_id}_{filename}
-CANVAS_NAME = re.compile(r"^(?P<name>.+?)_(?:(?P<late>late)_)?(?P<user>\d+)_(?P<file_id>\d+)_"
-                         r"(?P<file>.+)$", re.IGNORECASE)
+# Canvas's "Download Submissions" names: {lastfirst}_{LATE_}{user_id}_{file_id}_{filename}, read
+# from the left: the name is word characters only (canvas-lms strips the rest), so the first
+# `_<digits>_<digits>_` after it are the user and the file, whatever the student's file name holds.
+CANVAS_NAME = re.compile(r"^(?P<name>\w*?)_(?:(?P<late>(?i:late))_)?(?P<user>[0-9]+)_(?P<file_id>[0-9]+)_"
+                         r"(?P<file>.+)$", re.DOTALL)
 GRADESCOPE_METADATA = "submission_metadata.yml"
 MAX_BYTES = 20 * 2**20  # --max-size's default: a notebook with its outputs is far smaller
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]*$")
@@ -83,6 +95,7 @@ class Candidate:
     entry: Entry
     names_assignment: bool  # its file name is the assignment's, give or take Colab's renames
     submitted_at: datetime | None = None
+    due_at: datetime | None = None  # the student's own due date, where the LMS gave one
     order: tuple = ()  # among one student's notebooks, the greatest is the newest
     notes: list[str] = field(default_factory=list)
     lms: dict[str, str] = field(default_factory=dict)  # LmsRecord's fields the download gave
@@ -266,13 +279,24 @@ def _is_notebook(entry: Entry) -> bool:
     return entry.path.suffix.lower() == ".ipynb"
 
 
+def canvas_name(path: PurePosixPath) -> re.Match | None:
+    """The Canvas name in `path`, read from the left: its first part that is one, with the rest
+    of the path as the file ("doejane_1001_7001_hw/x_777_1_2_y.ipynb" is user 1001's "hw/...");
+    the folders before it are where the download was extracted. None when no part is one."""
+    parts = path.parts
+    for at, part in enumerate(parts):
+        if CANVAS_NAME.match(part):  # the name and both ids lie within this part: no `/` in them
+            return CANVAS_NAME.match("/".join(parts[at:]))
+    return None
+
+
 def _canvas(entries: list[Entry], assignment: str, found: Collected) -> list[Candidate]:
     out = []
     for entry in entries:
-        match = CANVAS_NAME.match(entry.path.name)
+        match = canvas_name(entry.path)
         if not match:
             found.skipped.append((str(entry.path), "not a Canvas download name "
-                                  "({lastfirst}_{late_}{user_id}_{file_id}_{file})"))
+                                  "({lastfirst}_{LATE_}{user_id}_{file_id}_{file})"))
             continue
         if not _is_notebook(entry):
             found.skipped.append((str(entry.path), f"user {match['user']} ({match['name']}): not a notebook"))
@@ -281,7 +305,7 @@ def _canvas(entries: list[Entry], assignment: str, found: Collected) -> list[Can
         candidate = Candidate(match["user"], entry, copy is not None,
                               order=(int(match["file_id"]), copy or 0),
                               lms={"name": match["name"], "user_id": match["user"],
-                                   "file_id": match["file_id"], "file": entry.path.name})
+                                   "file_id": match["file_id"], "file": match.string})
         if match["late"]:
             candidate.notes.append("marked late by Canvas")
             candidate.lms["late"] = "late"
@@ -422,24 +446,35 @@ def choose(candidates: list[Candidate], found: Collected) -> None:
                                       f"the {why} {keep.entry.path.name}"))
 
 
-def collect(download: Path, source: str, assignment: str, times: Path | None = None,
+def collect(download: Path, source: str, assignment: str, times: Path | list[Path] | None = None,
             max_bytes: int = MAX_BYTES) -> Collected:
     """Read a download and choose each student's notebook; writes nothing.
 
-    times: Canvas's Submissions API list (autograder/classroom/canvas_times.py), for --from canvas only.
+    times: Canvas's Submissions API answer (autograder/classroom/canvas_times.py): a file, a folder
+    of its pages, or a list of those; for --from canvas only. A file it does not list among its
+    user's current files is not placed (a line of `skipped`), before each student's is chosen.
     max_bytes: a file larger is not read (a line of `skipped`).
     """
     if times is not None and source != "canvas":
         raise CourseError(f"--times is for --from canvas (a {source} download carries its times)")
     found = Collected()
-    choose(READERS[source](read_download(download, found, max_bytes), assignment, found), found)
+    candidates = READERS[source](read_download(download, found, max_bytes), assignment, found)
+    api = read_canvas_times(times) if times is not None else None
+    if api is not None:
+        kept = []
+        for candidate in candidates:
+            why = file_mismatch(api, candidate.student, candidate.lms["file_id"])
+            if why:
+                found.skipped.append((str(candidate.entry.path), why))
+            else:
+                kept.append(candidate)
+        candidates = kept
+    choose(candidates, found)
     found.source = source
-    if times is not None:
-        records = read_canvas_times(times)
+    if api is not None:
         for candidate in found.placed.values():
-            record = time_of(records, times, candidate.student, candidate.lms["file_id"],
-                             str(candidate.entry.path))
-            candidate.submitted_at = record.submitted_at
+            record = record_of(api, candidate.student, str(candidate.entry.path))
+            candidate.submitted_at, candidate.due_at = record.submitted_at, record.due_at
             candidate.lms["submission_id"] = record.submission_id
     return found
 
@@ -465,9 +500,10 @@ def place(found: Collected, assignment: str, submitted: Path, replace: bool = Fa
                           "nothing was written. Pass --replace to put the download in their place.")
     records = read_manifest(submitted)  # a broken lms.csv stops us before anything is written
     for student, candidate in found.placed.items():
-        when = candidate.submitted_at.astimezone(timezone.utc).isoformat() if candidate.submitted_at else ""
+        when, due = (t.astimezone(timezone.utc).isoformat() if t else ""
+                     for t in (candidate.submitted_at, candidate.due_at))
         records[(student, assignment)] = LmsRecord(student, assignment, found.source or "zip",
-                                                   submitted_at=when, **candidate.lms)
+                                                   submitted_at=when, due_at=due, **candidate.lms)
     submitted.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".collect-", dir=submitted) as tmp:
         staged, old = Path(tmp) / "new", Path(tmp) / "old"
@@ -478,6 +514,8 @@ def place(found: Collected, assignment: str, submitted: Path, replace: bool = Fa
             (folder / f"{assignment}.ipynb").write_bytes(candidate.entry.read())
             if candidate.submitted_at is not None:
                 (folder / TIMESTAMP_FILE).write_text(format_timestamp(candidate.submitted_at) + "\n")
+            if candidate.due_at is not None:
+                (folder / DUE_FILE).write_text(format_timestamp(candidate.due_at) + "\n")
         for student in found.placed:  # renames only from here: nothing can fail half-way
             dest = submitted / student / assignment
             if dest.exists():
@@ -501,10 +539,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a file larger than this is not placed (default: %(default)g MB)")
     parser.add_argument("--replace", action="store_true",
                         help="replace a student's earlier copy of this assignment in SUBMITTED")
-    parser.add_argument("--times", type=Path, default=None, metavar="FILE",
-                        help="Canvas only: the submission times, as Canvas's Submissions API lists "
-                             "them (GET /api/v1/courses/:course_id/assignments/:assignment_id/"
-                             "submissions, saved as JSON)")
+    parser.add_argument("--times", type=Path, action="append", default=None, metavar="FILE",
+                        help="Canvas only: the submission times and each student's due date, as "
+                             "Canvas's Submissions API lists them (GET /api/v1/courses/:course_id/"
+                             "assignments/:assignment_id/submissions, saved as JSON): a file, or a "
+                             "folder of its pages (*.json), or --times once per page")
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
@@ -524,6 +563,14 @@ def run(args: argparse.Namespace, course: Course) -> int:
     print(safe_line(f"collect: {len(found.placed)} notebook(s) of {assignment} placed in {out} "
                     f"({timed} with a submission time); {len(found.skipped)} file(s) not placed"
                     + (f"; marked late by Canvas: {', '.join(late)}" if late else "")))
+    own = {s: c.due_at for s, c in found.placed.items() if c.due_at is not None}
+    due = course_term(course.root, course.assignments()).due.get(assignment) if own else None
+    own = {s: when for s, when in own.items() if when != due}
+    if own:
+        print(safe_line(f"  {len(own)} student(s) with their own due date in Canvas (an extension; "
+                        f"[tool.course.due] says {due.isoformat() if due else 'none'}), which their "
+                        "late penalty follows: " + ", ".join(f"{s} {when.isoformat()}"
+                                                             for s, when in sorted(own.items()))))
     if args.source == "canvas" and args.times is None and found.placed:
         print("  Canvas's download carries no submission time, so no late penalty can apply: pass "
               "--times FILE, the assignment's submissions saved from Canvas's Submissions API "

@@ -13,7 +13,9 @@ assignment (a later collect of the same pair replaces its row), UTF-8 CSV with a
   file_id        Canvas's id of the uploaded file (the second number of its download names)
   file           the file's name in the download
   submitted_at   ISO 8601 in UTC, empty when the download gave none
-  late           "late" when Canvas's download marked it so
+  late           "late" when Canvas's download marked it so (`LATE` in its names)
+  due_at         the student's own due date (Canvas's cached_due_date, with any extension), ISO
+                 8601 in UTC; empty when the LMS gave none. Files written before it: read as empty
 
 grade passes over files at the top of SUBMITTED (it reads folders only), so the file stays there.
 """
@@ -46,9 +48,11 @@ class LmsRecord:
     file: str = ""
     submitted_at: str = ""
     late: str = ""
+    due_at: str = ""
 
 
 COLUMNS = tuple(f.name for f in fields(LmsRecord))
+ADDED = ("due_at",)  # columns a file written before them lacks: read as empty
 
 
 def read_manifest(submitted: Path) -> dict[tuple[str, str], LmsRecord]:
@@ -59,7 +63,7 @@ def read_manifest(submitted: Path) -> dict[tuple[str, str], LmsRecord]:
         return {}
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or []) and c not in ADDED]
         if missing:
             raise CourseError(f"{path}: no column {', '.join(missing)} (columns: {', '.join(COLUMNS)})")
         found: dict[tuple[str, str], LmsRecord] = {}
@@ -69,7 +73,7 @@ def read_manifest(submitted: Path) -> dict[tuple[str, str], LmsRecord]:
                 raise CourseError(f"{path} row {line}: student_id and assignment must not be empty")
             if key in found:
                 raise CourseError(f"{path} row {line}: {key[0]} / {key[1]} is listed twice")
-            found[key] = LmsRecord(**{c: row[c] or "" for c in COLUMNS})
+            found[key] = LmsRecord(**{c: row.get(c) or "" for c in COLUMNS})
     return found
 
 

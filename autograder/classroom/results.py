@@ -2,6 +2,7 @@
 
 `export` and `feedback` start here: one `Result` per row of grades.csv whose assignment is in
 source/ (rows of folders that are no assignment, status "unknown_assignment", are left out).
+A row's `due_at` (a student's own due date, from collect's due.txt) replaces the assignment's.
 A grades folder from another course, a row with a number that is not one, a student graded
 twice for one assignment: CourseError naming the file, the row and the field.
 """
@@ -17,6 +18,7 @@ from autograder.course.lateness import LatePolicy, course_policy
 from autograder.course.layout import Course, CourseError
 
 REQUIRED = ("student_id", "assignment", "score", "max_score", "status")
+UNGRADED = ("blank", "zero")  # what an LMS gets for a row grade could not grade (--ungraded)
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Result:
     due: datetime | None
     days_late: int
     penalty: float  # points withdrawn for lateness
+    extended: bool = False  # `due` is the student's own (grades.csv's due_at), not the assignment's
 
     @property
     def final(self) -> float:
@@ -45,11 +48,39 @@ class Result:
         return self.submitted_at - self.due
 
 
+def reported(r: Result, ungraded: str = "blank") -> float | None:
+    """What the LMS gets for `r`, one rule for every file written (Canvas's import, Gradescope's
+    columns, the wide table, feedback.csv and the students' pages): the score after the late
+    penalty when it was graded; for a row that was not (missing, error), 0 with --ungraded zero,
+    else None: an empty cell, so that the LMS keeps what it has."""
+    if r.status == "graded":
+        return r.final
+    return 0.0 if ungraded == "zero" else None
+
+
+def total(results: list[Result], ungraded: str = "blank") -> float | None:
+    """The sum of what the LMS gets for `results`; None when it gets nothing for any of them."""
+    scores = [s for s in (reported(r, ungraded) for r in results) if s is not None]
+    return round(sum(scores), 6) if scores else None
+
+
 def _number(path: Path, line: int, row: dict, key: str) -> float:
     try:
         return float(row[key])
     except (TypeError, ValueError):
         raise CourseError(f"{path} row {line}: {key} = {row[key]!r} is not a number") from None
+
+
+def _time(path: Path, line: int, row: dict, key: str) -> datetime | None:
+    """Column `key` (submitted_at, due_at: an extension) as an aware time; None when empty."""
+    text = (row.get(key) or "").strip()
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise CourseError(f"{path} row {line}: {key} = {text!r} is not an ISO 8601 time") from None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def read_results(grades_dir: Path, course: Course, requested: list[str] | None = None
@@ -87,19 +118,13 @@ def read_results(grades_dir: Path, course: Course, requested: list[str] | None =
             raise CourseError(f"{path} rows {seen[key]} and {line}: {key[0]} graded twice for {key[1]}")
         seen[key] = line
         score, max_score = _number(path, line, row, "score"), _number(path, line, row, "max_score")
-        when = None
-        if row.get("submitted_at", "").strip():
-            try:
-                when = datetime.fromisoformat(row["submitted_at"].strip())
-                when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-            except ValueError:
-                raise CourseError(f"{path} row {line}: submitted_at = {row['submitted_at']!r} is "
-                                  "not an ISO 8601 time") from None
+        when, own = (_time(path, line, row, key) for key in ("submitted_at", "due_at"))
         assignment = row["assignment"]
         results.append(Result(row["student_id"], assignment, score, max_score, row["status"],
-                              row.get("reason", ""), when, policy.due.get(assignment),
-                              policy.days_late(assignment, when),
-                              policy.penalty(assignment, when, score, max_score)))
+                              row.get("reason", ""), when, policy.due_for(assignment, own),
+                              policy.days_late(assignment, when, own),
+                              policy.penalty(assignment, when, score, max_score, own),
+                              own is not None))
     results.sort(key=lambda r: (r.student_id, known.index(r.assignment)))
     return results, policy
 

@@ -12,6 +12,10 @@ second late is one day); it loses min(per_day * days, cap) * max_score points, n
 it scored. An assignment without a due date, or a submission without a time, is never late.
 Submission times are nbgrader's `timestamp.txt` (`2026-11-20 17:03:00.000000 UTC`, the format
 of nbgrader's exchange, `%Y-%m-%d %H:%M:%S.%f %Z`), read with nbgrader's own parser.
+
+A student's own due date (an extension; Canvas's `cached_due_date`, which `collect --times`
+reads) is `due.txt` beside `timestamp.txt`, in the same format; `grade` copies it into grades.csv's
+`due_at`, and it replaces the assignment's due date for that student alone.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 from autograder.course.layout import CourseError
 
 TIMESTAMP_FILE = "timestamp.txt"  # nbgrader's name, beside the submitted notebook
+DUE_FILE = "due.txt"  # a student's own due date (an extension), beside it, in the same format
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"  # nbgrader's Exchange.timestamp_format default
 DAY = timedelta(days=1)
 
@@ -43,9 +48,10 @@ def parse_timestamp(text: str) -> datetime:
     return parse_utc(text).replace(tzinfo=timezone.utc)
 
 
-def read_timestamp(folder: Path) -> datetime | None:
-    """The time in `folder`/timestamp.txt; None when there is none. ValueError if unreadable."""
-    path = Path(folder) / TIMESTAMP_FILE
+def read_timestamp(folder: Path, name: str = TIMESTAMP_FILE) -> datetime | None:
+    """The time in `folder`/timestamp.txt (or `name`, e.g. DUE_FILE); None when there is none.
+    ValueError if unreadable."""
+    path = Path(folder) / name
     if not path.is_file():
         return None
     try:
@@ -63,17 +69,24 @@ class LatePolicy:
     per_day: float = 0.0
     cap: float = 1.0
 
-    def days_late(self, assignment: str, submitted: datetime | None) -> int:
-        """Started days between the due date and `submitted`; 0 when on time or unknown."""
-        due = self.due.get(assignment)
+    def due_for(self, assignment: str, own: datetime | None = None) -> datetime | None:
+        """The due date that holds for one student: `own` (their extension) when they have one,
+        else the assignment's."""
+        return own if own is not None else self.due.get(assignment)
+
+    def days_late(self, assignment: str, submitted: datetime | None,
+                  own: datetime | None = None) -> int:
+        """Started days between the due date (`own`, the student's, when given) and `submitted`;
+        0 when on time or unknown."""
+        due = self.due_for(assignment, own)
         if due is None or submitted is None or submitted <= due:
             return 0
         return math.ceil((submitted - due) / DAY)
 
     def penalty(self, assignment: str, submitted: datetime | None, score: float,
-                max_score: float) -> float:
+                max_score: float, own: datetime | None = None) -> float:
         """Points withdrawn for lateness: min(per_day * days, cap) * max_score, at most `score`."""
-        days = self.days_late(assignment, submitted)
+        days = self.days_late(assignment, submitted, own)
         if not days:
             return 0.0
         return round(min(min(self.per_day * days, self.cap) * max_score, max(score, 0.0)), 6)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.course.lateness import read_timestamp
+from autograder.course.lateness import DUE_FILE, read_timestamp
 
 _IGNORED = re.compile(r"^(\.|__)")  # .ipynb_checkpoints, .DS_Store, __MACOSX
 
@@ -28,6 +28,7 @@ class Submission:
     reason: str = ""
     warnings: list[str] = field(default_factory=list)
     submitted_at: str = ""  # ISO 8601, from timestamp.txt beside the notebook (`collect` writes it)
+    due_at: str = ""  # ISO 8601, the student's own due date: due.txt beside it (an extension)
 
 
 def assignment_of(filename: str, assignments: list[str]) -> str | None:
@@ -131,5 +132,11 @@ def _read_time(sub: Submission, folder: Path) -> None:
         when = read_timestamp(folder)
     except ValueError as error:
         sub.warnings.append(f"submission time unknown: {error}")
-        return
-    sub.submitted_at = when.isoformat() if when else ""
+    else:
+        sub.submitted_at = when.isoformat() if when else ""
+    try:
+        due = read_timestamp(folder, DUE_FILE)
+    except ValueError as error:
+        sub.warnings.append(f"the student's own due date unknown, the assignment's applies: {error}")
+    else:
+        sub.due_at = due.isoformat() if due else ""

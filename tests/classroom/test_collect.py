@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
@@ -252,7 +253,7 @@ def test_canvas_times_from_the_submissions_api_become_timestamp_txt(fixture_cour
     assert rows["1002"] == {"student_id": "1002", "assignment": A, "lms": "canvas", "name": "smithbob",
                             "email": "", "user_id": "1002", "submission_id": "502", "file_id": "7002",
                             "file": f"smithbob_late_1002_7002_Copy of {A}.ipynb",
-                            "submitted_at": "2026-12-03T10:30:00+00:00", "late": "late"}
+                            "submitted_at": "2026-12-03T10:30:00+00:00", "late": "late", "due_at": ""}
     # grade reads the time back, so export and feedback can apply the late penalty.
     (bob,) = [s for s in find_submissions(out, [A]) if s.student_id == "1002"]
     assert bob.submitted_at == "2026-12-03T10:30:00+00:00"
@@ -273,12 +274,15 @@ def test_canvas_without_times_says_why_there_is_none(fixture_course, tmp_path, c
     (json.dumps([{"id": 1}]), "submissions.json item 1: user_id = None is not a Canvas user id"),
     (json.dumps(api_list(u1002={"submitted_at": "3 Dec 2026"})),
      "submissions.json item 2 (user 1002): submitted_at = '3 Dec 2026' is not an ISO 8601 time"),
-    (json.dumps(api_list() + [api_list()[0]]), "submissions.json items 1 and 4: user 1001 twice"),
+    (json.dumps(api_list() + [{**api_list()[0], "submitted_at": "2026-12-01T00:00:00Z"}]),
+     "submissions.json item 1 and .*submissions.json item 4: user 1001 twice, differently"),
     (json.dumps(api_list(u1002={"assignment_id": 99})), "submissions of 2 assignments"),
     (json.dumps(api_list()[:1]), "no submission of Canvas user 1002"),
     (json.dumps(api_list(u1002={"submitted_at": None})), "item 2 (user 1002): submitted_at is empty"),
-    (json.dumps(api_list(u1002={"attachments": [{"id": 7999}]})),
-     "is Canvas file 7002, not one of this submission's files (7999)"),
+    (json.dumps(api_list(u1002={"cached_due_date": "next week"})),
+     "item 2 (user 1002): cached_due_date = 'next week' is not an ISO 8601 time"),
+    (json.dumps(api_list(u1002={"attachments": [{"id": 7001}]})),
+     "item 2: Canvas file 7001 is listed for users 1001 and 1002"),
 ])
 def test_bad_canvas_times_name_the_item_and_field_and_write_nothing(fixture_course, tmp_path, capsys,
                                                                       content, message):
@@ -287,7 +291,7 @@ def test_bad_canvas_times_name_the_item_and_field_and_write_nothing(fixture_cour
     out = tmp_path / "submitted"
     assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
                "--out", out, "--times", times) == 2
-    assert message in capsys.readouterr().err
+    assert re.search(message if ".*" in message else re.escape(message), capsys.readouterr().err)
     assert not out.exists()
 
 
@@ -298,6 +302,139 @@ def test_times_belong_to_canvas_only(fixture_course, tmp_path, capsys):
     assert run(fixture_course, "collect", download, "--from", "zip", "-a", A, "--out",
                tmp_path / "s", "--times", times) == 2
     assert "--times is for --from canvas" in capsys.readouterr().err
+
+
+# -- Canvas names read from the left, checked against the Submissions API (issue 37, finding 11) -----
+
+@pytest.mark.parametrize("with_times", [False, True])
+def test_a_students_own_file_name_never_places_it_as_another_student(fixture_course, tmp_path, capsys,
+                                                                     with_times):
+    """Bob (1002) hands in a file named like a Canvas entry of user 777, as its name and inside a
+    folder (older Canvas kept a `/` of a file name; a zip a student made, once extracted): Ann's
+    own submission (not named for the assignment) stays Ann's. Before, the file in the folder was
+    placed as user 777 (file id 999999, the newest of "her" notebooks), replacing hers; with
+    --times, the collect of the whole class stopped on it. A loose file named so (no download
+    Canvas makes has one) is checked against --times: not one of 777's files, not placed."""
+    hostile = "x_777_999999_201_555_mine.ipynb"
+    files = {"leeann_777_7770_homework.ipynb": notebook("ann"),
+             f"smithbob_LATE_1002_8002_{hostile}": notebook("bob, as a name"),
+             f"smithbob_LATE_1002_8003_hw/{hostile}": notebook("bob, in a folder")}
+    times = tmp_path / "submissions.json"
+    times.write_text(json.dumps([
+        {"id": 1, "user_id": 777, "submitted_at": "2026-11-30T22:00:00Z",
+         "attachments": [{"id": 7770}]},
+        {"id": 2, "user_id": 1002, "submitted_at": "2026-12-03T10:30:00Z", "late": True,
+         "attachments": [{"id": 8002}, {"id": 8003}]},
+    ]))
+    if with_times:
+        files[hostile] = notebook("bob, loose")
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", make_zip(tmp_path / "submissions.zip", files), "--from",
+               "canvas", "-a", A, "--out", out, *(["--times", times] if with_times else [])) == 0
+    assert placed(out)[f"777/{A}/{A}.ipynb"] == notebook("ann")
+    assert sorted(p.name for p in out.iterdir()) == ["1002", "777", "lms.csv"]
+    rows = manifest(out)
+    assert (rows["777"]["file_id"], rows["1002"]["file_id"]) == ("7770", "8003")  # his newest
+    if with_times:
+        assert (f"not placed: {hostile}: Canvas file 999999 is not one of user 777's current files"
+                in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("path, parts", [
+    ("smithbob_1002_8002_x_777_999999_201_555_mine.ipynb",
+     ("smithbob", None, "1002", "8002", "x_777_999999_201_555_mine.ipynb")),
+    ("smithbob_1002_8003_hw/x_777_999999_201_555_mine.ipynb",
+     ("smithbob", None, "1002", "8003", "hw/x_777_999999_201_555_mine.ipynb")),
+    ("submissions/doejane_LATE_1001_5001_hw.ipynb", ("doejane", "LATE", "1001", "5001", "hw.ipynb")),
+    ("_1001_5001_hw.ipynb", ("", None, "1001", "5001", "hw.ipynb")),  # a name of no word character
+    ("müllerjürgen_1001_5001_hw.ipynb", ("müllerjürgen", None, "1001", "5001", "hw.ipynb")),
+    ("doe jane_1001_5001_hw.ipynb", None),  # Canvas strips every non-word character from the name
+])
+def test_canvas_paths_are_read_from_the_left(path, parts):
+    from autograder.classroom.collect import canvas_name
+
+    match = canvas_name(PurePosixPath(path))
+    assert (match.group("name", "late", "user", "file_id", "file") if match else None) == parts
+
+
+def test_a_file_the_api_gives_to_another_user_is_placed_for_nobody(fixture_course, tmp_path, capsys):
+    download = make_zip(tmp_path / "d.zip", {
+        f"doejane_1001_7001_{A}.ipynb": notebook("jane"),
+        f"smithbob_1002_7001_{A}.ipynb": notebook("bob with jane's file id"),
+        f"smithbob_1002_7002_{A}.ipynb": notebook("bob"),
+    })
+    times = tmp_path / "t.json"
+    times.write_text(json.dumps(api_list()))
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", download, "--from", "canvas", "-a", A, "--out", out,
+               "--times", times) == 0
+    assert placed(out)[f"1002/{A}/{A}.ipynb"] == notebook("bob")
+    assert ("its name says user 1002, but --times lists Canvas file 7001 as user 1001's upload"
+            in capsys.readouterr().err)
+
+
+def test_a_student_who_handed_in_again_after_the_download_is_named_not_placed(
+        fixture_course, tmp_path, capsys):
+    times = tmp_path / "t.json"
+    times.write_text(json.dumps(api_list(u1002={"attachments": [{"id": 7999}]})))
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
+               "--out", out, "--times", times) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["1001", "lms.csv"]
+    assert ("Canvas file 7002 is not one of user 1002's current files by --times (7999): the "
+            "student handed in again after the download" in capsys.readouterr().err)
+
+
+# -- Canvas's Submissions API in pages (issue 39, item 1) -----------------------------------------
+
+def test_the_times_may_be_a_folder_of_pages_or_several_files(fixture_course, tmp_path, capsys):
+    first, second = api_list()[:1], api_list()[1:]
+    pages = tmp_path / "times"
+    pages.mkdir()
+    (pages / "page-1.json").write_text(json.dumps(first))
+    (pages / "page-2.json").write_text(json.dumps(second + first))  # a record seen twice: the same
+    (pages / "headers.txt").write_text("Link: <...>; rel=\"next\"")  # not a page: passed over
+    for times in ([pages], [pages / "page-1.json", pages / "page-2.json"]):
+        out = tmp_path / f"submitted-{len(times)}"
+        assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a",
+                   A, "--out", out, *[a for t in times for a in ("--times", t)]) == 0
+        assert "(2 with a submission time)" in capsys.readouterr().out
+        assert placed(out)[f"1002/{A}/timestamp.txt"] == b"2026-12-03 10:30:00.000000 UTC\n"
+
+
+def test_a_user_missing_from_the_times_says_they_may_be_one_page_of_several(
+        fixture_course, tmp_path, capsys):
+    """The documented curl saved the first page only (100 of 121): the message says so. Before,
+    it read 'no submission of Canvas user 1002 ... were both saved for the same assignment?'."""
+    times = tmp_path / "submissions.json"
+    times.write_text(json.dumps(api_list()[:1] + [
+        {"id": 900 + n, "user_id": 5000 + n, "submitted_at": None} for n in range(99)]))
+    assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
+               "--out", tmp_path / "s", "--times", times) == 2
+    err = capsys.readouterr().err
+    assert "no submission of Canvas user 1002" in err
+    assert "among 100 submission(s) in 1 file(s)" in err and "100 or more, a full page" in err
+    assert "may be one page of several" in err and 'rel=\"next\"' in err
+    assert not (tmp_path / "s").exists()
+
+
+# -- Canvas's per-student due dates (issue 39, item 7) ---------------------------------------------
+
+def test_a_students_own_due_date_in_canvas_goes_beside_the_notebook(fixture_course, tmp_path, capsys):
+    times = tmp_path / "t.json"
+    times.write_text(json.dumps(api_list(
+        u1001={"cached_due_date": "2026-12-01T05:59:00Z"},
+        u1002={"cached_due_date": "2026-12-05T05:59:00Z"})))  # an extension
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", canvas_download(tmp_path), "--from", "canvas", "-a", A,
+               "--out", out, "--times", times) == 0
+    files = placed(out)
+    assert files[f"1002/{A}/due.txt"] == b"2026-12-05 05:59:00.000000 UTC\n"
+    assert manifest(out)["1002"]["due_at"] == "2026-12-05T05:59:00+00:00"
+    assert "2 student(s) with their own due date in Canvas" in capsys.readouterr().out
+    # grade reads it back with the time, so export and feedback can apply it.
+    (bob,) = [s for s in find_submissions(out, [A]) if s.student_id == "1002"]
+    assert (bob.submitted_at, bob.due_at) == ("2026-12-03T10:30:00+00:00", "2026-12-05T05:59:00+00:00")
 
 
 def test_the_manifest_keeps_gradescope_ids_and_other_assignments_rows(fixture_course, tmp_path):
