@@ -7,14 +7,23 @@ grades.csv; of those, only the ones with at least one graded row get a column (a
 nobody handed in or that failed for everyone is named on stderr, and the LMS keeps its column).
 
   canvas      Canvas's gradebook import. The roster is Canvas's own gradebook export (Grades >
-              Export): its identity columns `Student`, `ID`, `SIS User ID`, `SIS Login ID`,
-              (`Integration ID`), `Section` are copied, one row per roster student, in its order.
+              Export, canvas-lms lib/gradebook_exporter.rb): its identity columns (`Student` or
+              `LastName`, `FirstName`; `ID`, `SIS User ID`, `SIS Login ID`, `Integration ID`,
+              `Root Account`, `Section`: what it has, in its order, as canvas-lms's importer
+              lib/gradebook_importer.rb reads them) are copied, one row per roster student.
               Each assignment goes to the roster's column whose header ends with its Canvas id,
               `Anything (5501)`, when `[tool.course.canvas_id]` gives one (autograder/course/term.py);
               else to the column named `<assignment> ... (id)`; else to a new column, which
               Canvas imports as a new assignment (said on stderr). The roster's other columns
               (grades of other assignments) are not written, so Canvas leaves them as they are.
-              The "Points Possible" row is written when the roster has one. Students match on
+              Its rows that are no student are written back in Canvas's order: the "Manual
+              Posting" row (Canvas adds it when an assignment posts grades manually; its cell of
+              an assignment column says so, and stderr says that students see those grades once
+              you post them, or, for "scores hidden from instructors", that Canvas imports no
+              grade into that column until they are posted), then "Points Possible" with each
+              assignment's max score (stderr names a column whose points Canvas has otherwise:
+              the import changes them). Excused (`EX`), `N/A` and the other columns' cells are
+              not written. A roster saved with `;` between cells is read as well. Students match on
               one column: `ID` (collect's student folders for Canvas), or `SIS User ID` with
               --roster-key sis. Late penalties and times go in no extra column: Canvas would
               import each as an assignment. Required: --roster.
@@ -52,15 +61,25 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.classroom.results import Result, assignments_in, read_results
+from autograder.classroom.results import (
+    UNGRADED,
+    Result,
+    assignments_in,
+    read_results,
+    reported,
+    total,
+)
 from autograder.classroom.roster import ROSTER_KEYS, Roster, csv_text, fmt_score, load_roster
 from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError
 from autograder.course.term import course_term
 
 TARGETS = ("canvas", "gradescope", "csv")
-CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Section")
-UNGRADED = ("blank", "zero")
+# The student information columns canvas-lms's exporter can write, which its importer skips
+# (lib/gradebook_importer.rb, GRADEBOOK_IMPORTER_RESERVED_NAMES); copied in the roster's order.
+CANVAS_IDENTITY = ("Student", "LastName", "FirstName", "ID", "SIS User ID", "SIS Login ID",
+                   "Integration ID", "Root Account", "Section")
+HIDDEN_FROM_INSTRUCTORS = "scores hidden from instructors"  # canvas-lms: unposted anonymous grading
 
 
 def _hms(seconds: float) -> str:
@@ -76,11 +95,9 @@ def _by_student(results: list[Result]) -> dict[str, dict[str, Result]]:
 
 
 def cell(r: Result, ungraded: str) -> str:
-    """What an LMS gets for `r`: the score after the late penalty when it was graded; for a
-    row that was not (missing, error), 0 with --ungraded zero and an empty cell otherwise."""
-    if r.status == "graded":
-        return fmt_score(r.final)
-    return "0" if ungraded == "zero" else ""
+    """What an LMS gets for `r` (results.reported: the rule feedback.csv follows too)."""
+    score = reported(r, ungraded)
+    return "" if score is None else fmt_score(score)
 
 
 @dataclass(frozen=True)
@@ -115,10 +132,39 @@ def canvas_column(roster: Roster, assignment: str, canvas_id: str | None = None)
     return Column(found[0], how) if found else Column(assignment, "new")
 
 
+def canvas_notes(roster: Roster, assignments: list[str], columns: dict[str, Column],
+                 maxima: dict[str, float]) -> list[str]:
+    """What the instructor must know before importing: columns Canvas posts by hand or hides
+    from instructors (its "Manual Posting" row), points possible the import would change."""
+    notes = []
+    posting, points = roster.labels.get("Manual Posting", {}), roster.labels.get("Points Possible", {})
+    for a in assignments:
+        header = columns[a].header
+        marked = posting.get(header, "")
+        if HIDDEN_FROM_INSTRUCTORS in marked:
+            notes.append(f"{header}: Canvas says \"{marked}\": it imports no grade into this column "
+                         "until its anonymous submissions are posted (Canvas: the column's menu > "
+                         "Post grades), then import again")
+        elif marked:
+            notes.append(f"{header}: Canvas posts this assignment's grades by hand (\"{marked}\"): "
+                         "students see the imported grades once you post them (the column's menu "
+                         "> Post grades)")
+        had = points.get(header, "").strip()
+        try:
+            differs = bool(had) and float(had.replace(",", ".")) != maxima[a]
+        except ValueError:
+            differs = False
+        if differs:
+            notes.append(f"{header}: Canvas has it worth {had} points, the notebook "
+                         f"{fmt_score(maxima[a])}: the import's Points Possible row sets it to "
+                         f"{fmt_score(maxima[a])} (edit that row to keep {had})")
+    return notes
+
+
 def to_canvas(results: list[Result], assignments: list[str], roster: Roster,
               columns: dict[str, Column], ungraded: str) -> tuple[str, list[str]]:
     """Canvas's gradebook import CSV; also the student ids not on the roster."""
-    identity = [c for c in CANVAS_IDENTITY if c in roster.columns]
+    identity = [c for c in roster.columns if c in CANVAS_IDENTITY]
     header = identity + [columns[a].header for a in assignments]
     grades = _by_student(results)
     cells: list[dict[str, str]] = [{} for _ in roster.rows]
@@ -131,9 +177,12 @@ def to_canvas(results: list[Result], assignments: list[str], roster: Roster,
         for a, r in mine.items():
             cells[at][a] = cell(r, ungraded)
     rows = []
+    posting = roster.labels.get("Manual Posting")
+    if posting is not None:  # before Points Possible, where canvas-lms's exporter puts it
+        rows.append(["" for _ in identity] + [posting.get(columns[a].header, "") for a in assignments])
     if roster.points_row:
         maxima = {r.assignment: r.max_score for r in results}
-        rows.append(["Points Possible" if c == "Student" else "" for c in identity]
+        rows.append(["Points Possible" if at == 0 else "" for at, _ in enumerate(identity)]
                     + [fmt_score(maxima[a]) for a in assignments])
     for row, mine in zip(roster.rows, cells):
         rows.append([row.get(c, "") for c in identity] + [mine.get(a, "") for a in assignments])
@@ -181,15 +230,14 @@ def to_wide(results: list[Result], assignments: list[str], roster: Roster | None
     for student in students:
         mine = {a: r for a, r in grades.get(student, {}).items() if a in assignments}
         scores = [cell(mine[a], ungraded) if a in mine else "" for a in assignments]
-        total = sum(mine[a].final for a in mine if mine[a].status == "graded")
+        summed = total(list(mine.values()), ungraded)
         details = []
         for a in assignments:
             r = mine.get(a)
             details += ["", "", ""] if r is None else [
                 r.submitted_at.isoformat() if r.submitted_at else "", str(r.days_late),
                 fmt_score(r.penalty)]
-        counted = any(r.status == "graded" for r in mine.values()) or (mine and ungraded == "zero")
-        rows.append([student, *scores, fmt_score(total) if counted else "",
+        rows.append([student, *scores, "" if summed is None else fmt_score(summed),
                      fmt_score(sum(maxima[a] for a in assignments)), *details])
     return csv_text(columns, rows), unmatched
 
@@ -203,6 +251,7 @@ class Exported:
     ungraded: list[Result]  # rows written as blank or 0 because they were not graded
     no_column: list[str]  # assignments with no graded row: no column written
     columns: dict[str, Column] = field(default_factory=dict)  # canvas: where each went
+    notes: list[str] = field(default_factory=list)  # canvas: posting policies, points possible
 
 
 def export(grades_dir: Path, course: Course, target: str, roster_path: Path | None = None,
@@ -231,6 +280,7 @@ def export(grades_dir: Path, course: Course, target: str, roster_path: Path | No
     if roster is not None:
         roster.check(r.student_id for r in results)
     columns: dict[str, Column] = {}
+    notes: list[str] = []
     if target == "canvas":
         columns = {a: canvas_column(roster, a, term.canvas_id.get(a)) for a in assignments}
         taken: dict[str, str] = {}
@@ -241,6 +291,7 @@ def export(grades_dir: Path, course: Course, target: str, roster_path: Path | No
                                   "[tool.course.canvas_id]")
             taken[column.header] = a
         text, unmatched = to_canvas(results, assignments, roster, columns, ungraded)
+        notes = canvas_notes(roster, assignments, columns, {r.assignment: r.max_score for r in results})
     elif target == "gradescope":
         text, unmatched = to_gradescope(results, assignments, roster, term.gradescope_name, ungraded)
     else:
@@ -258,7 +309,7 @@ def export(grades_dir: Path, course: Course, target: str, roster_path: Path | No
         side.unlink()
     atomic_write(out, text)
     not_graded = [r for r in results if r.status != "graded" and r.student_id not in set(unmatched)]
-    return Exported(out, left, not_graded, no_column, columns)
+    return Exported(out, left, not_graded, no_column, columns, notes)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -293,6 +344,8 @@ def run(args: argparse.Namespace, course: Course) -> int:
             print(f"  new column {column.header!r}: the roster has no column for {a}, so Canvas "
                   "creates a new assignment on import (give its id in [tool.course.canvas_id] to "
                   "fill an existing one)", file=sys.stderr)
+    for note in done.notes:
+        print(f"  {note}", file=sys.stderr)
     if done.ungraded:
         written = "0" if args.ungraded == "zero" else "an empty cell"
         print(f"  {len(done.ungraded)} row(s) not graded, each written as {written}"

@@ -11,14 +11,31 @@ lms.csv read and write through this module, so no command imports another for it
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.course.layout import CourseError
 from autograder.course.safe_text import csv_text, safe_cell  # noqa: F401 (export, feedback, lms.csv write through here)
 
-CANVAS_LABELS = ("Points Possible", "Manual Posting")  # rows of Canvas's export that are no student
+# Rows of Canvas's gradebook export that are no student, told apart as canvas-lms's importer does
+# (lib/gradebook_importer.rb, check_for_non_student_row): "Points Possible" in the first column, or
+# every cell empty or "Muted"/"Manual Posting..." (lib/gradebook_exporter.rb writes that row, before
+# Points Possible, when an assignment posts its grades manually).
+CANVAS_POSTING = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
+
+
+def canvas_label(columns: list[str], row: dict) -> str:
+    """"Points Possible", "Manual Posting" (or a "Muted" row of older Canvas) for a row of Canvas's
+    gradebook export that is no student; "" for a student's."""
+    if columns and "Points Possible" in row.get(columns[0], ""):
+        return "Points Possible"
+    if any(row.values()) and all(CANVAS_POSTING.match(v or "") for v in row.values()):
+        return "Manual Posting"
+    return ""
+
+
 # --roster-key: the one roster column a student folder's name is looked up in, per target.
 ROSTER_KEYS = {"canvas": {"id": "ID", "sis": "SIS User ID"},
                "gradescope": {"sid": "SID", "email": "Email"},
@@ -40,7 +57,12 @@ class Roster:
     key: str  # the one column a student id is looked up in
     index: dict[str, int]  # key value -> row position
     others: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # other id -> (column, row)
-    points_row: bool = False  # Canvas's "Points Possible" row was there
+    labels: dict[str, dict] = field(default_factory=dict)  # Canvas's rows that are no student, by label
+
+    @property
+    def points_row(self) -> bool:
+        """Whether Canvas's "Points Possible" row was there."""
+        return "Points Possible" in self.labels
 
     def find(self, student_id: str) -> int | None:
         return self.index.get(student_id)
@@ -72,29 +94,38 @@ def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
     if not Path(path).is_file():
         raise CourseError(f"roster {path} does not exist")
     with open(path, newline="", encoding="utf-8-sig") as f:  # Excel and Canvas add a BOM
-        reader = csv.DictReader(f)
+        first = f.readline()
+        f.seek(0)
+        # Canvas writes `;` for a user whose CSV settings (or locale's decimal comma) ask for it;
+        # its importer reads either (lib/gradebook_importer.rb, identify_delimiter)
+        delimiter = ";" if len(next(csv.reader([first], delimiter=";"), [])) > len(
+            next(csv.reader([first]), [])) else ","
+        reader = csv.DictReader(f, delimiter=delimiter)
         columns = [c.strip() for c in (reader.fieldnames or [])]
         rows = [(n, {k.strip(): (v or "").strip() for k, v in r.items() if isinstance(k, str)})
                 for n, r in enumerate(reader, start=2)]
     return columns, rows
 
 
-def read_roster(path: Path, key: str, others: Iterable[str] = (), skip_labels: tuple = (),
-                label_column: str = "", blank_key_from: str = "") -> Roster:
+def read_roster(path: Path, key: str, others: Iterable[str] = (),
+                label: Callable[[list[str], dict], str] | None = None,
+                blank_key_from: str = "") -> Roster:
     """A roster keyed by column `key` alone; CourseError naming the missing column, or the row
     of a repeated key or an empty one in a column that is never empty (Canvas's `ID`); a row
     without an optional key (SIS User ID) is kept and receives no grade. `blank_key_from`: the
     column that is a row's key when `key` is empty in it (Gradescope: a student without an SID
-    is known by the email, as collect names the folder). `others`: the columns that also name students (for clashes)."""
+    is known by the email, as collect names the folder). `others`: the columns that also name students (for clashes).
+    `label`: names a row that is no student (Canvas's canvas_label); such rows are kept aside."""
     columns, numbered = _read_csv(path)
     if key not in columns:
         raise CourseError(f"roster {path}: no column {key} (columns: {', '.join(columns) or 'none'}"
                           "); export the roster from the LMS again")
-    rows, lines, index, points = [], [], {}, False
+    rows, lines, index, labels = [], [], {}, {}
     other_ids: dict[str, list[tuple[str, int]]] = {}
     for line, row in numbered:
-        if label_column and row.get(label_column, "") in skip_labels and not row.get(key):
-            points |= row.get(label_column) == "Points Possible"
+        named = label(columns, row) if label and not row.get(key) else ""
+        if named:
+            labels.setdefault(named, row)
             continue
         value = row.get(key, "") or row.get(blank_key_from, "")
         if not value and key in ALWAYS_THERE:
@@ -109,7 +140,7 @@ def read_roster(path: Path, key: str, others: Iterable[str] = (), skip_labels: t
                 other_ids.setdefault(row[column], []).append((column, len(rows)))
         rows.append(row)
         lines.append(line)
-    return Roster(Path(path), columns, rows, lines, key, index, other_ids, points)
+    return Roster(Path(path), columns, rows, lines, key, index, other_ids, labels)
 
 
 def fmt_score(value: float) -> str:
@@ -131,7 +162,7 @@ def load_roster(target: str, path: Path | None, key: str | None = None) -> Roste
                                  else "Gradescope's roster CSV (SID and/or Email columns)"))
         return None
     if target == "canvas":
-        return read_roster(path, keys[key], OTHER_IDS[target], CANVAS_LABELS, "Student")
+        return read_roster(path, keys[key], OTHER_IDS[target], canvas_label)
     if target == "gradescope" and key == "sid":
         return read_roster(path, "SID", OTHER_IDS[target], blank_key_from="Email")
     return read_roster(path, keys[key], OTHER_IDS[target])
@@ -140,6 +171,8 @@ def load_roster(target: str, path: Path | None, key: str | None = None) -> Roste
 def display_name(target: str, row: dict) -> str:
     """A roster row's student as a person reads the name: Canvas's `Student` "Doe, Jane" becomes
     "Jane Doe"; Gradescope's `First Name` and `Last Name`, else its `Name`."""
+    if target == "canvas" and "Student" not in row:  # exported with first and last names apart
+        return " ".join(p for p in (row.get("FirstName", ""), row.get("LastName", "")) if p)
     if target == "canvas":
         name = row.get("Student", "")
         last, comma, first = name.partition(", ")

@@ -31,16 +31,16 @@ late_penalty_cap = 0.5
 
 
 def write_grades(folder: Path, rows: list[tuple]) -> Path:
-    """grades.csv with (student_id, score, submitted_at[, assignment, status]) rows."""
+    """grades.csv with (student_id, score, submitted_at[, assignment, status, due_at]) rows."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "grades.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         for student, score, when, *rest in rows:
-            assignment, status = (rest + [A, "graded"][len(rest):])[:2]
+            assignment, status, due = (rest + [A, "graded", ""][len(rest):])[:3]
             writer.writerow({"student_id": student, "assignment": assignment, "score": score,
                              "max_score": "6", "status": status, "reason": "", "warnings": "",
-                             "submitted_at": when})
+                             "submitted_at": when, "due_at": due})
     return folder
 
 
@@ -112,6 +112,101 @@ def test_canvas_import_keeps_the_roster_its_ids_and_the_points_row(course, tmp_p
     unmatched = read(tmp_path / "canvas.unmatched.csv")
     assert unmatched[0][:3] == ["student_id", "assignment", "score"]
     assert sorted(r[0] for r in unmatched[1:]) == ["9999", "jdoe_dup"]
+
+
+def canvas_course(course, points: str = "") -> None:
+    """The course with its Canvas assignment id, 4242 (the fixture gradebooks' column)."""
+    (course.root / "pyproject.toml").write_text(POLICY + f'\n[tool.course.canvas_id]\n"{A}" = 4242\n')
+
+
+def test_a_gradebook_with_a_manual_posting_row_is_imported_as_canvas_wrote_it(course, tmp_path,
+                                                                               capsys):
+    """canvas-lms's lib/gradebook_exporter.rb: every student information column, a custom column,
+    a "Manual Posting" row before "    Points Possible" (points as "6.00"), read-only totals, EX
+    and N/A. Before, export stopped on it: "row 2: no ID", and wrote nothing."""
+    canvas_course(course)
+    grades = write_grades(tmp_path / "grades", [("1001", "6", "2026-11-30T10:00:00+00:00"),
+                                                ("1002", "5", "2026-12-03T12:00:00+00:00")])
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", LMS / "canvas_gradebook_posting.csv",
+                  "--out", out) == 0
+    rows = read(out)
+    identity = ["Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Root Account",
+                "Section"]
+    assert rows[0] == identity + ["HW0 - Fixture (4242)"]
+    assert rows[1] == [""] * 7 + ["Manual Posting"]  # where and how Canvas wrote it
+    assert rows[2] == ["Points Possible"] + [""] * 6 + ["6"]
+    assert rows[3:] == [
+        ["Doe, Jane", "1001", "S1001", "jdoe", "int-1", "canvas.uni.edu", "Lab A", "6"],
+        ["Smith, Bob", "1002", "S1002", "bsmith", "int-2", "canvas.uni.edu", "Lab A", "3.8"],
+        ["Lee, Carl", "1003", "S1003", "clee", "int-3", "canvas.uni.edu", "Lab B and Lab C", ""],
+        ["Student, Test", "1999", "", "", "", "canvas.uni.edu", "Lab A", ""],
+    ]
+    err = capsys.readouterr().err
+    assert ("HW0 - Fixture (4242): Canvas posts this assignment's grades by hand (\"Manual "
+            "Posting\"): students see the imported grades once you post them") in err
+    assert "worth" not in err  # 6.00 is 6
+
+
+def test_canvas_is_told_what_its_import_would_change_or_skip(course, tmp_path, capsys):
+    """An assignment graded anonymously and not yet posted: Canvas imports no grade into it. One
+    worth 10 points in Canvas: the import's Points Possible row makes it 6."""
+    canvas_course(course)
+    text = (LMS / "canvas_gradebook_posting.csv").read_text(encoding="utf-8-sig")
+    text = text.replace(",Manual Posting,", ",Manual Posting (scores hidden from instructors),")
+    (tmp_path / "gradebook.csv").write_text(text.replace(",6.00,", ",10.00,"))
+    grades = write_grades(tmp_path / "grades", [("1001", "6", "")])
+    assert export(course, grades, "--to", "canvas", "--roster", tmp_path / "gradebook.csv",
+                  "--out", tmp_path / "canvas.csv") == 0
+    err = capsys.readouterr().err
+    assert ("Canvas says \"Manual Posting (scores hidden from instructors)\": it imports no grade "
+            "into this column until its anonymous submissions are posted") in err
+    assert ("Canvas has it worth 10.00 points, the notebook 6: the import's Points Possible row "
+            "sets it to 6") in err
+
+
+@pytest.mark.parametrize("form", ["last and first names apart", "semicolons"])
+def test_every_form_of_canvas_gradebook_export_is_read(course, tmp_path, form):
+    """Canvas exports "LastName","FirstName" instead of "Student" when the course shows them
+    apart, and `;` between cells for a user whose CSV settings ask for it."""
+    canvas_course(course)
+    rows = read(LMS / "canvas_gradebook_posting.csv")
+    rows[0][0] = rows[0][0].removeprefix("\ufeff")
+    if form == "semicolons":
+        with open(tmp_path / "gradebook.csv", "w", newline="") as f:
+            csv.writer(f, delimiter=";").writerows(rows)
+        expected_identity = ["Student"]
+    else:
+        header, posting, points, *students = rows
+        names = [student[0].split(", ") for student in students]
+        write_csv(tmp_path / "gradebook.csv", ["LastName", "FirstName", *header[1:]],
+                  [["", "", *posting[1:]], [points[0], "", *points[1:]],
+                   *([last, first, *student[1:]] for (last, first), student in zip(names, students))])
+        expected_identity = ["LastName", "FirstName"]
+    grades = write_grades(tmp_path / "grades", [("1001", "6", "")])
+    out = tmp_path / "canvas.csv"
+    assert export(course, grades, "--to", "canvas", "--roster", tmp_path / "gradebook.csv",
+                  "--out", out) == 0
+    written = read(out)
+    assert written[0][:len(expected_identity)] == expected_identity
+    assert written[0][-1] == "HW0 - Fixture (4242)" and written[1][-1] == "Manual Posting"
+    assert written[2][0] == "Points Possible" and written[3][-1] == "6"
+    assert len(written) == 7
+
+
+def test_a_students_own_due_date_replaces_the_assignments(course, tmp_path):
+    """Canvas's cached_due_date (an extension), which collect writes to due.txt and grade to
+    grades.csv's due_at. Before, 1002 lost 2 days' penalty handing in before their own date."""
+    grades = write_grades(tmp_path / "grades", [
+        ("1001", "6", "2026-12-03T12:00:00+00:00"),  # no extension: 2 started days late
+        ("1002", "6", "2026-12-03T12:00:00+00:00", A, "graded", "2026-12-05T05:59:00+00:00"),
+        ("1003", "6", "2026-12-05T06:00:00+00:00", A, "graded", "2026-12-05T05:59:00+00:00"),
+    ])
+    out = tmp_path / "wide.csv"
+    assert export(course, grades, "--to", "csv", "--out", out) == 0
+    rows = {row[0]: row for row in read(out)[1:]}
+    assert [rows[s][1] for s in ("1001", "1002", "1003")] == ["4.8", "6", "5.4"]
+    assert [rows[s][5] for s in ("1001", "1002", "1003")] == ["2", "0", "1"]  # days late
 
 
 def test_students_match_on_the_declared_key_only_never_another_column(course, tmp_path, capsys):
