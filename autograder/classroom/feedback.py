@@ -1,8 +1,8 @@
 """`python -m autograder feedback GRADES_DIR [--submitted SUBMITTED] [--out DIR]`: feedback to hand back.
 
 DIR/<student_id>_feedback.zip holds `index.html` (each assignment: score, submission time, due
-date, days late, late penalty, final score; what went wrong for an assignment that could not be
-graded) and `<assignment>.html`, the feedback page (self-contained, cells named:
+date (the student's own, with an extension), days late, late penalty, final score; what went wrong
+for an assignment that could not be graded) and `<assignment>.html`, the feedback page (self-contained, cells named:
 autograder/engine/feedback_html.py). Pages are made here, when asked for, from what grade kept
 (GRADES_DIR/autograded/ and the scores in grades.json), one process per core, into
 GRADES_DIR/feedback/<student>/<assignment>/; a page already there (`grade --feedback`, an earlier
@@ -13,6 +13,10 @@ Names and emails come from the LMS's roster (--roster FILE --lms canvas|gradesco
 where its SIS Login ID is one; Gradescope's roster gives both), else from SUBMITTED/lms.csv
 (Gradescope's download names both; Canvas's only a file-name form, `doejane`). Pages are titled
 by the student's name and id; every cell of feedback.csv is neutralized against formula injection.
+Every time is shown in the course's zone with its name ("2026-11-09 23:59 CST"; `[tool.course]
+timezone`, autograder/course/term.py). The final scores and totals follow export's one rule
+(results.reported): a row grade could not grade is empty, not 0, unless --ungraded zero, so
+feedback.csv's total is what the LMS import adds up.
 
 Canvas. Its gradebook's "Re-upload Submissions" takes a zip of files named as its own download
 and adds each file as a comment on the submission it names: canvas-lms
@@ -39,15 +43,18 @@ import sys
 import tempfile
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 
 from autograder.classroom.lms_manifest import MANIFEST, LmsRecord, read_manifest
-from autograder.classroom.results import Result, read_results
+from autograder.classroom.results import UNGRADED, Result, read_results, reported, total
 from autograder.classroom.roster import csv_text, fmt_score, roster_people
 from autograder.course import exercises
 from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError
+from autograder.course.term import Term, course_term
 from autograder.engine.feedback_html import finish_html, render, scrub_text
 from autograder.engine.job import default_jobs
 from autograder.engine.template import build_template
@@ -74,15 +81,15 @@ section.scores .late { color: #a40 }
 <td>{{ r.submitted_at | when }}</td><td>{{ r.due | when }}</td>
 <td class="n">{% if r.days_late %}<span class="late">{{ r.days_late }}</span>{% else %}0{% endif %}</td>
 <td class="n">{{ (-r.penalty) | score if r.penalty else 0 }}</td>
-<td class="n"><b>{{ r.final | score }}</b></td>
+<td class="n"><b>{{ r | reported }}</b></td>
 <td>{% if r.status != "graded" %}{{ r.status }}: {{ r.reason | scrub }}{% endif %}</td>
 </tr>
 {% endfor %}
 {% if results | length > 1 %}
-<tr><th>total</th><td colspan="5"></td><td class="n"><b>{{ total | score }} / {{ most | score }}</b></td><td></td></tr>
+<tr><th>total</th><td colspan="5"></td><td class="n"><b>{{ total }} / {{ most | score }}</b></td><td></td></tr>
 {% endif %}
 </table>
-<p>{{ note }}</p>
+<p>{{ note }} Times are in {{ zone }}{% if extended %}; your due date is your own (an extension){% endif %}.</p>
 </section>
 """
 INDEX = """<!DOCTYPE html>
@@ -93,35 +100,53 @@ INDEX = """<!DOCTYPE html>
 """
 
 
-def _when(value) -> str:
-    return value.strftime("%Y-%m-%d %H:%M UTC") if value else ""
+@dataclass(frozen=True)
+class Shown:
+    """How the pages show what they show: times in the course's zone (autograder/course/term.py),
+    an ungraded row as export writes it (results.reported, --ungraded)."""
+
+    term: Term = Term()
+    ungraded: str = "blank"
+
+    def zone_name(self) -> str:
+        """"America/Chicago", "UTC-05:00", "UTC": the zone's full name, for the note."""
+        return str(getattr(self.term.zone, "key", None) or datetime.now(self.term.zone).tzname())
 
 
-def _render(template: str, student: str, results: list[Result], policy_note: str, links: bool) -> str:
+def _render(template: str, student: str, results: list[Result], policy_note: str, links: bool,
+            shown: Shown) -> str:
     from jinja2 import DictLoader, Environment
 
+    def lms(r: Result) -> str:
+        score = reported(r, shown.ungraded)
+        return "" if score is None else fmt_score(score)
+
     env = Environment(loader=DictLoader({"summary": SUMMARY, "index": INDEX}), autoescape=True)
-    env.filters.update(score=fmt_score, when=_when, scrub=scrub_text)
+    env.filters.update(score=fmt_score, when=shown.term.show, scrub=scrub_text, reported=lms)
+    summed = total(results, shown.ungraded)
     return env.get_template(template).render(
         student=student, results=results, note=policy_note, links=links,
-        total=sum(r.final for r in results), most=sum(r.max_score for r in results))
+        total="" if summed is None else fmt_score(summed), most=sum(r.max_score for r in results),
+        zone=shown.zone_name(), extended=any(r.extended for r in results))
 
 
-def index_html(student: str, results: list[Result], policy_note: str) -> str:
+def index_html(student: str, results: list[Result], policy_note: str, shown: Shown = Shown()) -> str:
     """The student's summary page: a row per assignment, the total."""
-    return _render("index", student, results, policy_note, links=True)
+    return _render("index", student, results, policy_note, True, shown)
 
 
-def canvas_page(student: str, result: Result, feedback_html: str | None, policy_note: str) -> str:
+def canvas_page(student: str, result: Result, feedback_html: str | None, policy_note: str,
+                shown: Shown = Shown()) -> str:
     """One self-contained page for Canvas: the assignment's scores table, then its feedback
     (finished HTML from grade) when there is one."""
-    page = _render("index", student, [result], policy_note, links=False)
+    page = _render("index", student, [result], policy_note, False, shown)
     if feedback_html is None:
         return page
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(feedback_html, "html.parser")
-    summary = BeautifulSoup(_render("summary", student, [result], policy_note, links=False), "html.parser")
+    summary = BeautifulSoup(_render("summary", student, [result], policy_note, False, shown),
+                            "html.parser")
     (soup.body or soup).insert(0, summary)
     return str(soup)
 
@@ -203,13 +228,17 @@ def _run_all(function, calls: list[tuple], jobs: int) -> list[str | None]:
 
 def build(grades_dir: Path, course: Course, out: Path | None = None,
           requested: list[str] | None = None, submitted: Path | None = None,
-          people: dict[str, tuple[str, str]] | None = None) -> list[tuple[str, Path]]:
+          people: dict[str, tuple[str, str]] | None = None,
+          ungraded: str = "blank") -> list[tuple[str, Path]]:
     """Write one zip per student, feedback.csv and, with `submitted` (its lms.csv), one Canvas
     re-upload zip per assignment; returns (student_id, zip path) pairs of the students' zips.
     people: student id -> (name, email) from the LMS's roster (roster.roster_people), first
-    for feedback.csv and the pages' titles; lms.csv's names and emails fill the gaps."""
+    for feedback.csv and the pages' titles; lms.csv's names and emails fill the gaps.
+    ungraded: what a row grade could not grade counts for, as export's --ungraded."""
     grades_dir = Path(grades_dir)
     people = people or {}
+    if ungraded not in UNGRADED:
+        raise CourseError(f"--ungraded {ungraded}: choose blank or zero")
     results, policy = read_results(grades_dir, course, requested)
     if not results:
         raise CourseError(f"{grades_dir / 'grades.csv'} holds no grade of this course")
@@ -221,6 +250,7 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
     out = Path(out) if out else grades_dir / "returned"
     out.mkdir(parents=True, exist_ok=True)
     note = policy_note(policy.per_day, policy.cap)
+    shown = Shown(course_term(course.root, course.assignments()), ungraded)
     by_student: dict[str, list[Result]] = {}
     for r in results:
         by_student.setdefault(r.student_id, []).append(r)
@@ -242,18 +272,19 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
                 if page.is_file():  # finished already (make_pages, grade --feedback); a folder from before too
                     pages[r.assignment] = finish_html(page.read_text(encoding="utf-8"), titles[r.assignment])
             with zipfile.ZipFile(Path(tmp) / name, "w", zipfile.ZIP_DEFLATED) as archive:
-                archive.writestr("index.html", index_html(title, mine, note))
+                archive.writestr("index.html", index_html(title, mine, note, shown))
                 for assignment, html in pages.items():
                     archive.writestr(f"{assignment}.html", html)
             for r in mine:
                 record = lms.get((student, r.assignment))
                 if record and record.lms == "canvas" and record.user_id and record.file_id:
                     canvas.setdefault(r.assignment, {})[canvas_name(record, r.assignment)] = canvas_page(
-                        title, r, pages.get(r.assignment), note)
+                        title, r, pages.get(r.assignment), note, shown)
             made.append((student, out / name))
+            summed = total(mine, ungraded)  # what export gives the LMS: empty when nothing was graded
             manifest.append([student, person or next((k.name for k in known if k.name), ""),
-                             email, name,
-                             fmt_score(sum(r.final for r in mine)), fmt_score(sum(r.max_score for r in mine))])
+                             email, name, "" if summed is None else fmt_score(summed),
+                             fmt_score(sum(r.max_score for r in mine))])
         (Path(tmp) / "canvas").mkdir()
         for assignment, files in canvas.items():
             with zipfile.ZipFile(Path(tmp) / "canvas" / f"{assignment}.zip", "w", zipfile.ZIP_DEFLATED) as archive:
@@ -293,13 +324,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="as export's --roster-key (canvas: id or sis; gradescope: sid or email)")
     parser.add_argument("--assignment", "-a", action="append", default=None, metavar="ASSIGNMENT",
                         help="return only this assignment (repeatable; default: every one graded)")
+    parser.add_argument("--ungraded", choices=UNGRADED, default="blank",
+                        help="what a submission grade could not grade counts for in the totals, as "
+                             "export's --ungraded: blank (the LMS keeps what it has; default) or zero")
 
 
 def run(args: argparse.Namespace, course: Course) -> int:
     if (args.roster is None) != (args.lms is None):
         raise CourseError("--roster and --lms go together: --roster FILE --lms canvas|gradescope")
     people = roster_people(args.lms, args.roster, args.roster_key) if args.roster else None
-    made = build(args.grades_dir, course, args.out, args.assignment, args.submitted, people)
+    made = build(args.grades_dir, course, args.out, args.assignment, args.submitted, people,
+                 args.ungraded)
     folder = made[0][1].parent
     print(f"feedback: {len(made)} archive(s) in {folder}; list for a mail merge: "
           f"{folder / 'feedback.csv'}")

@@ -12,16 +12,23 @@
     [tool.course.gradescope_name]   # the assignment's name on Gradescope
     "01_numpy_mlp" = "HW1 - NumPy MLP"
 
+    [tool.course]
+    timezone = "America/Chicago"    # the zone every time is shown in (an IANA name)
+
 Each table is keyed by the assignment's folder name in source/; a key that names no assignment,
 a time without its UTC offset, an id that is no number: CourseError naming the setting. An
 assignment without a release time is released whenever `publish` runs (the course without a
 calendar); without a Canvas id, `export --to canvas` finds its column by the folder name.
+
+The course's zone is where its students read times (feedback pages): `timezone`, else the one UTC
+offset every release and due time is written with (`-05:00`, named "UTC-05:00"), else UTC. Times
+are kept as instants; the zone only says how they are shown, always with its name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 
 from autograder.course.lateness import parse_due
@@ -55,6 +62,14 @@ class Term:
     due: dict[str, datetime] = field(default_factory=dict)
     canvas_id: dict[str, str] = field(default_factory=dict)
     gradescope_name: dict[str, str] = field(default_factory=dict)
+    zone: tzinfo = timezone.utc  # where times are shown (course_zone)
+
+    def show(self, when: datetime | None) -> str:
+        """`when` in the course's zone, with the zone's name: '2026-11-09 23:59 CST'; ""."""
+        if when is None:
+            return ""
+        here = when.astimezone(self.zone)
+        return f"{here:%Y-%m-%d %H:%M} {here.tzname()}"
 
     def released(self, assignment: str, now: datetime) -> bool:
         """Whether `assignment` may be handed out at `now` (no release time: always)."""
@@ -77,6 +92,27 @@ def _table(settings: dict, name: str, assignments: list[str]) -> dict:
         raise CourseError(f"[tool.course.{name}] in pyproject.toml names {', '.join(unknown)}, not "
                           f"an assignment of source/ ({', '.join(assignments) or 'none'})")
     return table
+
+
+def course_zone(settings: dict, times: list[datetime]) -> tzinfo:
+    """`[tool.course] timezone` (an IANA name: "America/Chicago"), else the one UTC offset all
+    `times` (the calendar's) share, else UTC; CourseError naming a zone that does not exist."""
+    name = settings.get("timezone")
+    if name is not None:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError(name)
+            return ZoneInfo(name.strip())
+        except (ZoneInfoNotFoundError, ValueError):
+            raise CourseError(f"[tool.course] timezone = {name!r} in pyproject.toml: not a time zone "
+                              'name; write an IANA name such as "America/Chicago" or "UTC"') from None
+    offsets = {t.utcoffset() for t in times}
+    if len(offsets) == 1:
+        (offset,) = offsets
+        return timezone(offset) if offset else timezone.utc
+    return timezone.utc
 
 
 def load_term(settings: dict, assignments: list[str]) -> Term:
@@ -102,7 +138,8 @@ def load_term(settings: dict, assignments: list[str]) -> Term:
         if release[a] > due[a]:
             raise CourseError(f'[tool.course] "{a}": released {release[a].isoformat()} after its '
                               f"due date {due[a].isoformat()}")
-    return Term(release, due, canvas, names)
+    return Term(release, due, canvas, names,
+                course_zone(settings, [*release.values(), *due.values()]))
 
 
 def course_term(root: Path, assignments: list[str]) -> Term:

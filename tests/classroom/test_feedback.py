@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from autograder.__main__ import main
-from autograder.batch.grade import grade
+from autograder.batch.grade import CSV_COLUMNS, grade
 from autograder.classroom.feedback import canvas_name, make_pages
 from autograder.classroom.lms_manifest import LmsRecord, manifest_text
 from autograder.classroom.results import read_results
@@ -137,6 +137,68 @@ def test_feedback_archives_one_zip_per_student_with_scores_and_penalties(graded,
             {"student_id": "bob", "name": "", "email": "", "file": "bob_feedback.zip", "total": "0",
              "max_total": "6"}]
     assert "2 archive(s)" in capsys.readouterr().out
+
+
+def grades_csv(folder, rows: list[dict]) -> None:
+    """grades.csv as grade writes it (its CSV_COLUMNS), without the executed notebooks: the index
+    pages and feedback.csv are made all the same (each missing page is said on stderr)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "grades.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            full = {"assignment": A, "score": "6", "max_score": "6", "status": "graded",
+                    "reason": "", "warnings": "", "submitted_at": "", "due_at": "", **row}
+            writer.writerow({k: v for k, v in full.items() if k in CSV_COLUMNS})
+
+
+@pytest.mark.parametrize("zone, submitted, due", [
+    ("", "2026-12-03 05:30 UTC-05:00", "2026-12-03 09:00 UTC-05:00"),  # the calendar's offset
+    ('timezone = "America/Chicago"', "2026-12-03 04:30 CST", "2026-12-03 08:00 CST"),
+])
+def test_feedback_shows_every_time_in_the_courses_zone_with_its_name(fixture_course, tmp_path,
+                                                                      zone, submitted, due):
+    """Due 09:00-05:00, ada handed in at 10:30 UTC (05:30 there): on time. Before, the page read
+    "2026-12-03 10:30 UTC" beside a due date of "2026-12-03 09:00 UTC", the wall time of another
+    zone named UTC."""
+    (fixture_course.root / "pyproject.toml").write_text(
+        PYPROJECT.replace("2026-12-01T23:59:00+00:00", "2026-12-03T09:00:00-05:00")
+        .replace("[tool.course]\n", f"[tool.course]\n{zone}\n"))
+    grades_csv(tmp_path / "grades", [{"student_id": "ada", "submitted_at": "2026-12-03T10:30:00+00:00"}])
+    assert main(["feedback", str(tmp_path / "grades"), "--root", str(fixture_course.root)]) == 0
+    with zipfile.ZipFile(tmp_path / "grades" / "returned" / "ada_feedback.zip") as archive:
+        index = archive.read("index.html").decode()
+    assert f"<td>{submitted}</td><td>{due}</td>" in index and "<b>6</b>" in index
+    assert "UTC</td>" not in index
+    assert f"Times are in {zone.split('= ')[-1].strip(chr(34)) or 'UTC-05:00'}" in index
+
+
+def test_feedback_csv_and_the_canvas_import_agree_on_what_was_not_graded(fixture_course, tmp_path):
+    """One rule for a submission that could not be graded (cy: not a notebook) and a student with
+    an extension (dee: Canvas's cached_due_date, in grades.csv's due_at): feedback.csv's total is
+    what the Canvas import writes. Before, cy's total was 0 beside an empty Canvas cell."""
+    (fixture_course.root / "pyproject.toml").write_text(PYPROJECT)
+    grades = tmp_path / "grades"
+    late = "2026-12-03T10:30:00+00:00"  # 2 started days: -1.2
+    grades_csv(grades, [{"student_id": "ada", "submitted_at": late},
+                        {"student_id": "bob", "score": "0"},
+                        {"student_id": "cy", "score": "0", "status": "error", "reason": "not JSON"},
+                        {"student_id": "dee", "submitted_at": late,
+                         "due_at": "2026-12-05T23:59:00+00:00"}])
+    (tmp_path / "gradebook.csv").write_text(
+        "Student,ID,SIS Login ID,Section,00_fixture (4242)\n    Points Possible,,,,6.00\n"
+        + "".join(f'"{who}, A",{who},{who}@uni.edu,L,\n' for who in ("ada", "bob", "cy", "dee")))
+    assert main(["export", str(grades), "--to", "canvas", "--roster", str(tmp_path / "gradebook.csv"),
+                 "--root", str(fixture_course.root)]) == 0
+    assert main(["feedback", str(grades), "--root", str(fixture_course.root)]) == 0
+    with open(grades / "export-canvas.csv", newline="") as f:
+        imported = {row[1]: row[-1] for row in list(csv.reader(f))[2:]}
+    with open(grades / "returned" / "feedback.csv", newline="") as f:
+        totals = {r["student_id"]: r["total"] for r in csv.DictReader(f)}
+    assert imported == totals == {"ada": "4.8", "bob": "0", "cy": "", "dee": "6"}
+    with zipfile.ZipFile(grades / "returned" / "dee_feedback.zip") as archive:
+        index = archive.read("index.html").decode()
+    assert "2026-12-05 23:59 UTC" in index and "your due date is your own" in index
 
 
 def canvas_reads(filename: str) -> tuple[str, str]:
