@@ -18,6 +18,8 @@ What students actually hand in, and what happens:
   a folder that is no assignment           row with status "unknown_assignment"
   malformed JSON                           row with 0, status "error", the parser's message
   deleted test cells                       put back from the source, graded, with a warning
+  a copy of an earlier published version   graded by that version (nbgrader's checksums tell),
+                                           with a warning (autograder/batch/received.py)
   a kernel that dies (`os._exit`)          the points before it kept, in both runs; the batch goes on
   an infinite loop                         that cell stops at the per-cell timeout and scores 0
 
@@ -42,6 +44,7 @@ from pathlib import Path
 
 from autograder.batch.backends import LocalPool, add_backend_options, make_backend
 from autograder.batch.journal import Journal, fingerprint, grading_settings
+from autograder.batch.received import graded_by
 from autograder.batch.session import BatchInterrupted, GradingSession
 from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError, add_assignment_options, selected
@@ -114,17 +117,21 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
         tmp, hide = session.dir, session.hide
         template = build_template(course.source_dir, assignments, tmp / "template")
         todo = [s for s in subs if s.notebook is not None]
+        # Each by the version of its assignment the student received (autograder/batch/received.py).
+        by = graded_by(course, todo, template, tmp / "versions")
         key = journal.key()
         jobs = [GradeJob(student_id=s.student_id, assignment=s.assignment, notebook=s.notebook,
                          # under tmp: what an interrupted job leaves goes with it
-                         template_dir=template.dir, work_dir=tmp / "jobs",
-                         timeout=timeout, warnings=tuple(s.warnings), hide=hide, verify_key=key,
+                         template_dir=by[s.student_id, s.assignment][0], work_dir=tmp / "jobs",
+                         timeout=timeout, warnings=tuple(s.warnings) + by[s.student_id, s.assignment][1],
+                         hide=hide, verify_key=key,
                          course_root=course.root,
                          feedback_dir=out / "feedback" / s.student_id / s.assignment if feedback else None,
                          autograded_dir=out / "autograded" / s.student_id / s.assignment)
                 for s in todo]
         settings = grading_settings(course.root, timeout or load_config(template.dir).Execute.timeout)
-        inputs = [fingerprint(j, template.source_notebook(j.assignment), settings) for j in jobs]
+        inputs = [fingerprint(j, Path(j.template_dir) / "source" / j.assignment / f"{j.assignment}.ipynb",
+                              settings) for j in jobs]
         results: list[GradeResult | None] = [
             None if regrade else journal.reusable(j, i) for j, i in zip(jobs, inputs)]
         pending = [k for k, r in enumerate(results) if r is None]
@@ -162,7 +169,9 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
         html = out / "feedback" / sub.student_id / sub.assignment / f"{sub.assignment}.html"
         if html.is_file():  # self-contained, cells named, no paths or keys (autograder/engine/feedback_html.py)
             finish_feedback(html, course.source_notebook(sub.assignment))
-        rows.append(_row(sub, result, info.max_score if info else None))
+        # The version graded by decides the points (an earlier one may have had fewer tests).
+        rows.append(_row(sub, result, result.max_score if result is not None and result.max_score
+                         else info.max_score if info else None))
         records.append(result.to_dict() if result else dict(rows[-1], cells={}))
         warnings += len(result.warnings if result else sub.warnings)
     wall = time.perf_counter() - start
