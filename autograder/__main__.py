@@ -1,4 +1,4 @@
-"""`python -m autograder {release,check,grade,bench,configure,publish,wheel}`: the instructor's pipeline on nbgrader."""
+"""`python -m autograder COMMAND`: the instructor's pipeline on nbgrader (`COMMAND --help` for each)."""
 
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     common.add_argument("--root", type=Path, default=argparse.SUPPRESS,
                         help=f"course folder holding source/ and release/ (default: ${ROOT_ENV}, "
                              "else this checkout)")
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
-                                     parents=[common])
+    parser = argparse.ArgumentParser(prog="python -m autograder", parents=[common],
+                                     description=f"{__doc__} Commands: {', '.join(COMMANDS)}.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, summary) in COMMANDS.items():
         if name != chosen:

@@ -246,7 +246,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="output folder for grades.csv and feedback/ (default: build/grades)")
     parser.add_argument("--jobs", "-j", type=int, default=None,
                         help=f"submissions graded in parallel (default: {default_jobs()}, the cores)")
-    add_assignment_options(parser)
+    add_assignment_options(parser, default="the assignments SUBMITTED holds for at least one "
+                                           "student, what collect placed")
     parser.add_argument("--timeout", type=int, default=None,
                         help="seconds per cell (default: nbgrader_config.py's, 60)")
     parser.add_argument("--cold-kernels", action="store_true",

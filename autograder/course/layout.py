@@ -91,15 +91,17 @@ class Course:
         return list(dict.fromkeys(requested))
 
 
-def add_assignment_options(parser: argparse.ArgumentParser, positional: bool = True) -> None:
+def add_assignment_options(parser: argparse.ArgumentParser, positional: bool = True,
+                           default: str = "every folder of source/") -> None:
     """The assignment selection every command takes: `ASSIGNMENT...` after the command's own
-    positional arguments (when `positional`) and `--assignment/-a NAME`, repeatable."""
+    positional arguments (when `positional`) and `--assignment/-a NAME`, repeatable. `default`:
+    what the command works on when none is named, as its help says it."""
     if positional:
         parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", default=[],
-                            help="assignments to work on (default: every folder of source/)")
+                            help=f"assignments to work on (default: {default})")
     parser.add_argument("--assignment", "-a", action="append", default=[], metavar="NAME",
                         dest="assignment",
-                        help="work on this assignment (repeatable; default: every one in source/)")
+                        help=f"work on this assignment (repeatable; default: {default})")
 
 
 def selected(args: argparse.Namespace, course: Course) -> list[str]:
