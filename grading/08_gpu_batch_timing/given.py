@@ -320,8 +320,9 @@ def mocked_cuda():
 # -- matrix products -----------------------------------------------------------------------------------------
 
 class MatmulCost(TorchFunctionMode):
-    """While active, every matrix product costs its FLOPs over a rate in FLOP/s chosen by its kind ("float32",
-    "tf32" when float32 may use TF32, "bfloat16"); `products` notes each. Every fifth product is an outlier,
+    """While active, every matrix product costs what `seconds` gives its kind ("float32", "tf32" when float32 may
+    use TF32, "bfloat16") for an (n, n) @ (n, n) product, in proportion to its multiply-adds; `products` notes
+    each (a kind not in `seconds` costs a second per n**3 multiply-adds). Every fifth product is an outlier,
     four times slower, and drawing random numbers costs SETUP seconds a call. On the CPU (device None) the
     cost advances `clock`; on `device`, an AsyncGpu, each call spends LAUNCH seconds of Python on `clock` and
     queues its cost on the device, which only a synchronizing clock waits for.
@@ -332,9 +333,9 @@ class MatmulCost(TorchFunctionMode):
     SETUP = 0.01
     LAUNCH = 1e-4
 
-    def __init__(self, clock, rates, device=None):
+    def __init__(self, clock, seconds, n, device=None):
         super().__init__()
-        self.clock, self.rates, self.device, self.products = clock, rates, device, []
+        self.clock, self.seconds, self.n, self.device, self.products = clock, seconds, n, device, []
 
     def spend(self, seconds):
         if self.device is None:
@@ -356,7 +357,7 @@ class MatmulCost(TorchFunctionMode):
                 kind = "tf32"
             self.products.append(f"{tuple(a.shape)} @ {tuple(b.shape)} in {kind}")
             outlier = 4.0 if len(self.products) % 5 == 0 else 1.0
-            self.spend(outlier * 2 * out.numel() * a.shape[-1] / self.rates.get(kind, 1e6))
+            self.spend(outlier * self.seconds.get(kind, 1.0) * out.numel() * a.shape[-1] / self.n ** 3)
         return out
 
 

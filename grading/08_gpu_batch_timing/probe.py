@@ -15,8 +15,8 @@ answer a point. It is judged by properties: how many forward passes, on which sh
 (the median of the timed steps: not their mean, not per sample, not the warm-up), and weights that move by
 one SGD step on a fresh gradient per call. A real run on a tiny MLP must give positive, finite numbers.
 `time_throughput` likewise, its steps run back to back; `batch_size_sweep` times through a stand-in
-`time_throughput`. `matmul_tflops` runs on a virtual clock that every matrix product advances by its
-FLOPs over a rate this probe chose per dtype (TF32 apart), once on the CPU and twice on the stand-in
+`time_throughput`. `matmul_tflops` runs on a virtual clock that every matrix product advances by the
+seconds this probe chose for one product of its dtype (TF32 apart), once on the CPU and twice on the stand-in
 asynchronous GPU (where a clock that never synchronizes measures the launches: issue 38); the float32
 matmul precision must be as it was after each call.
 
@@ -39,7 +39,7 @@ time_throughput call timed (batch_size_sweep 2: the "fresh make_model()" rule on
 returns), autocast's state after the call and the state a recorder saw under mocked CUDA (autocast_forward
 2), and on a GPU the yardsticks of the GPU's own speed. Nothing in the kernel says what the judges accept:
 no expected value, tolerance or judge is there, so a generic forger gains nothing. One that knows this
-probe could read the stand-ins' costs (the model's launch and queued seconds, the matrix cost's rates),
+probe could read the stand-ins' costs (the model's launch and queued seconds, a product's seconds),
 as an answer that reads them could, and forge those records: at most those 13 of 34 points.
 """
 
@@ -683,7 +683,7 @@ def run_matmul_tflops(k, inputs, record):
         n = int(n)
         clock = given.Clock()
         gpu = given.AsyncGpu(clock, False) if on_gpu else None  # virtual time only: nothing sleeps
-        cost = given.MatmulCost(clock, {kind: 2 * n ** 3 / s for kind, s in seconds.items()}, gpu)
+        cost = given.MatmulCost(clock, seconds, n, gpu)  # the device's speed, not the answer: FLOPs are the exercise
         torch_k.set_float32_matmul_precision("high" if high else "highest")
         with k.using(given.standing_in(answer, clock, gpu, cost)):
             record(f"tflops{i}", answer(n, torch_k.bfloat16 if bf16 else torch_k.float32,
