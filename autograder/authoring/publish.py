@@ -26,7 +26,11 @@ OUT must be missing, empty (a fresh `git clone` holding only .git/ counts as emp
 previous publish; nothing is written through a symbolic link inside OUT, and nothing is read
 through one in the course (a LICENSE linked to another file would publish that file). Then the files the last publish wrote are replaced or removed, and every
 other file (.git/, a workflow you added) is left alone; a file in the way that the last publish
-did not write stops the command. Then commit and push OUT, and attach the student wheel
+did not write stops the command. A notebook published before that would change in what students
+run or are graded on (a code cell but the setup cell, points) stops the command too, saying what
+changed, whether the assignment is due and whether `grade` can find the version students have (in
+the git history of release/: commit release/ before you publish); --force publishes the change.
+Prose and setup-cell changes are published, and listed. Then commit and push OUT, and attach the student wheel
 (`python -m autograder wheel`) to the release v<version> of the student repository.
 """
 
@@ -46,8 +50,11 @@ from autograder.authoring.student_tree import (
     previous_files,
     stage_tree,
 )
+from autograder.course import versions
 from autograder.course.layout import Course, CourseError
+from autograder.course.notebooks import read_notebook
 from autograder.course.settings import SettingsError, course_settings
+from autograder.course.term import course_term
 
 
 def check_no_links(out: Path, files: set[str]) -> None:
@@ -103,10 +110,48 @@ def install_tree(stage: Path, files: list[str], out: Path, version: str) -> list
     return changed
 
 
+def changed_after_publishing(course: Course, stage: Path, files: list[str], out: Path,
+                             now: datetime) -> tuple[list[str], dict[str, str]]:
+    """The assignments' notebooks that an earlier publish wrote into `out` and that this one would
+    change in what students run or are graded on: (one paragraph each, saying what changed,
+    whether the assignment is due, and whether grade can find the version students have;
+    rel path -> a short note for the changed-files list)."""
+    previous = previous_files(out) or set()
+    term = course_term(course.root, course.assignments())
+    problems, notes = [], {}
+    for rel in files:
+        parts = Path(rel).parts
+        if not (len(parts) == 3 and parts[0] == "release" and rel.endswith(".ipynb")):
+            continue
+        old_path, assignment = out / rel, parts[1]
+        if rel not in previous or not old_path.is_file() or old_path.read_bytes() == (stage / rel).read_bytes():
+            continue
+        try:
+            old = read_notebook(old_path)
+        except Exception:
+            continue  # not a notebook any more: nothing to compare, publish writes it again
+        code, other = versions.changes(old, read_notebook(stage / rel))
+        notes[rel] = "changed after publishing: " + ", ".join(code + other)
+        if not code:
+            continue
+        due = term.due.get(assignment)
+        when = ("" if due is None else f"; due {due.isoformat()}"
+                + (", passed: copies of the published version have been handed in"
+                   if term.due_passed(assignment, now) else ""))
+        kept = versions.received(versions.cell_checksums(old), versions.history(course.root, assignment))
+        found = (f"grade will grade copies of it by that version, committed at {kept.short}" if kept else
+                 "grade would grade copies of it by the new version (it finds earlier ones in the "
+                 "git history of release/, and this one is in none)")
+        problems.append(f"{rel} was already published{when}. Students keep the copy they have; "
+                        f"{found}. What changed: " + ", ".join(code + other))
+    return problems, notes
+
+
 def publish(course: Course, out: Path, requested: list[str] | None = None,
-            now: datetime | None = None) -> list[str]:
+            now: datetime | None = None, force: bool = False) -> list[str]:
     """The whole `publish` command; returns the files of `out` that changed. `now`: the time
-    the calendar is read at (default: now)."""
+    the calendar is read at (default: now); `force`: publish changes to notebooks already
+    published (module doc)."""
     out = Path(out).resolve()
     if out == course.root or course.root.is_relative_to(out):
         raise PublishError(f"{out} holds the course itself; publish into another folder")
@@ -121,7 +166,12 @@ def publish(course: Course, out: Path, requested: list[str] | None = None,
         stage = Path(tmp) / "student"
         stage.mkdir()
         _, files = stage_tree(course, stage, out, requested, now)
-        return install_tree(stage, files, out, settings.version)
+        problems, notes = changed_after_publishing(course, stage, files, out, now)
+        if problems and not force:
+            raise PublishError("a notebook students already have would change; nothing was written:\n"
+                               "  - " + "\n  - ".join(problems) + "\nPublish the change with --force.")
+        return [f"{line} ({notes[line]})" if line in notes else line
+                for line in install_tree(stage, files, out, settings.version)]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -131,6 +181,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
                         help="assignments to publish, besides those published before (default: "
                              "those whose [tool.course.release] time has come)")
+    parser.add_argument("--force", action="store_true",
+                        help="publish changes to code or points of notebooks already published "
+                             "(without it, publish says what changed and writes nothing)")
     parser.add_argument("--now", type=iso_time, default=None, metavar="TIME",
                         help="read the calendar at this ISO 8601 time with its UTC offset "
                              "(default: now), e.g. to see what next week publishes")
@@ -140,7 +193,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
     from autograder.engine.template import GenerationError
 
     try:
-        changed = publish(course, args.out, args.assignments, args.now)
+        changed = publish(course, args.out, args.assignments, args.now, args.force)
     except (PublishError, GenerationError) as error:
         print(f"publish stopped: {error}")
         return 2

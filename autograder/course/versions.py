@@ -147,3 +147,39 @@ def export_source(root: Path, commit: str, assignment: str, dest: Path) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(tar.extractfile(member).read())
     return Path(dest)
+
+
+def changes(old: NotebookNode, new: NotebookNode) -> tuple[list[str], list[str]]:
+    """What changed between two releases of a notebook, one line each: (changes to what students
+    run or are graded on: code cells but the setup cell, points; the other changes: prose, the
+    setup cell)."""
+    old_sums, new_sums = cell_checksums(old), cell_checksums(new)
+    cells = {nbgrader(c).get("grade_id"): c for nb in (old, new) for c in nb.cells}
+    setup = {_setup_id(old), _setup_id(new)}
+    code, other = [], []
+    for gid in sorted(g for g in old_sums.keys() | new_sums.keys() if old_sums.get(g) != new_sums.get(g)):
+        what = "added" if gid not in old_sums else "removed" if gid not in new_sums else "changed"
+        points = [nbgrader(c).get("points") for c in _by_id(old, gid) + _by_id(new, gid)]
+        if (what == "changed" and len(points) == 2 and points[0] != points[1]
+                and all(isinstance(x, (int, float)) for x in points)):
+            what += f" (points {points[0]:g} -> {points[1]:g})"
+        is_code = cells[gid].get("cell_type") == "code" and gid not in setup
+        (code if is_code else other).append(f"{gid} {what}")
+    for kind, bucket in (("code", code), ("markdown", other)):
+        before, after = _unlabelled(old, kind), _unlabelled(new, kind)
+        if before != after:
+            bucket.append(f"{len(before ^ after)} unlabelled {kind} cell(s) changed")
+    return code, other
+
+
+def _setup_id(nb: NotebookNode) -> str | None:
+    first = next((c for c in nb.cells if c.get("cell_type") == "code"), None)
+    return nbgrader(first).get("grade_id") if first is not None else None
+
+
+def _by_id(nb: NotebookNode, gid: str) -> list[NotebookNode]:
+    return [c for c in nb.cells if nbgrader(c).get("grade_id") == gid]
+
+
+def _unlabelled(nb: NotebookNode, kind: str) -> set[str]:
+    return {c.source for c in nb.cells if c.get("cell_type") == kind and not nbgrader(c).get("grade_id")}

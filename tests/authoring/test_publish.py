@@ -350,3 +350,30 @@ def test_publish_never_follows_a_symbolic_link_in_the_course(tmp_path, link):
     with pytest.raises(PublishError, match=f"symbolic link.*{link}"):
         publish(course, out)
     assert not out.exists()
+
+
+def test_publish_says_what_changed_in_a_published_notebook_and_asks_for_force(tmp_path, capsys):
+    """issue 39, 8: a published assignment changed after its due date was silently updated for
+    students (and an old copy then graded 40/44)."""
+    course = configured_copy(tmp_path)
+    out = tmp_path / "student"
+    publish(course, out)
+    path = course.source_notebook("00_fixture")
+    nb = read_notebook(path)
+    prose = next(c for c in nb.cells if c.cell_type == "markdown")
+    prose.source += "\n\nA sentence added for clarity."
+    write_notebook(nb, path)
+    assert publish(course, out) == [  # prose alone: published, and said
+        "release/00_fixture/00_fixture.ipynb (changed after publishing: intro changed)"]
+    test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_scale")
+    test.metadata["nbgrader"]["points"] = 2
+    write_notebook(nb, path)
+    before = snapshot(out)
+    with pytest.raises(PublishError, match=r"(?s)00_fixture.*already published.*test_scale.*--force"):
+        publish(course, out)
+    assert snapshot(out) == before
+    assert main(["publish", "--root", str(course.root), str(out)]) == 2
+    assert "points 1 -> 2" in capsys.readouterr().out
+    changed = publish(course, out, force=True)
+    assert [line.split(" ")[0] for line in changed] == ["release/00_fixture/00_fixture.ipynb"]
+    assert snapshot(out) != before
