@@ -44,7 +44,7 @@ from pathlib import Path
 
 from autograder.batch.backends import LocalPool, add_backend_options, make_backend
 from autograder.batch.journal import Journal, fingerprint, grading_settings
-from autograder.batch.received import graded_by
+from autograder.batch.received import graded_by, on_the_course_scale
 from autograder.batch.session import BatchInterrupted, GradingSession
 from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError, add_assignment_options, selected
@@ -169,9 +169,9 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
         html = out / "feedback" / sub.student_id / sub.assignment / f"{sub.assignment}.html"
         if html.is_file():  # self-contained, cells named, no paths or keys (autograder/engine/feedback_html.py)
             finish_feedback(html, course.source_notebook(sub.assignment))
-        # The version graded by decides the points (an earlier one may have had fewer tests).
-        rows.append(_row(sub, result, result.max_score if result is not None and result.max_score
-                         else info.max_score if info else None))
+        if result is not None and info is not None:  # an earlier version's points (batch/received.py)
+            result = on_the_course_scale(result, info.max_score)
+        rows.append(_row(sub, result, info.max_score if info else None))
         records.append(result.to_dict() if result else dict(rows[-1], cells={}))
         warnings += len(result.warnings if result else sub.warnings)
     wall = time.perf_counter() - start

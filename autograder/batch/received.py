@@ -5,19 +5,22 @@ published, and a copy of the old version lost the points of tests it never had).
 
 An earlier version's template is built once per batch, from source/<assignment>/ as it was at
 that version's commit, beside the current template. Each submission graded so gets a warning on
-its row naming the version; one whose cells match no version the course's git history holds is
-graded by the current one, with a warning saying so.
+its row naming the version, and its score is put on the current version's points (grades.csv
+holds one maximum per assignment: full marks by an earlier version are full marks); one whose
+cells match no version the course's git history holds is graded by the current one, with a
+warning saying so.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from autograder.course import versions
 from autograder.course.layout import Course
 from autograder.course.notebooks import read_notebook
 from autograder.course.submitted import Submission
-from autograder.engine.job import MAX_NOTEBOOK_BYTES
+from autograder.engine.job import MAX_NOTEBOOK_BYTES, GradeResult
 from autograder.engine.template import GenerationError, Template, build_template
 
 
@@ -81,3 +84,15 @@ def _template_at(course: Course, assignment: str, version: versions.Version, fol
         return build_template(sources, [assignment], where / "template").dir
     except (OSError, GenerationError) as error:
         return str(error).splitlines()[0][:200]
+
+
+def on_the_course_scale(result: GradeResult, max_score: float) -> GradeResult:
+    """`result` with its score on the current version's scale, where an earlier version with
+    other points graded it (grades.csv holds one maximum per assignment, which export and the
+    late penalties read): 6 of 6 by that version is 7 of 7. The row's warnings keep the raw score."""
+    if not result.max_score or result.max_score == max_score:
+        return result
+    score = round(result.score * max_score / result.max_score, 2)
+    return replace(result, score=score, max_score=max_score, warnings=[
+        *result.warnings, f"scored {result.score:g} of {result.max_score:g} by that version: "
+                          f"{score:g} of {max_score:g} on the current one's points"])

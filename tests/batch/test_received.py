@@ -2,7 +2,8 @@
 
 The fixture course in a git repository, released and committed twice: in v2 `scale` gains a
 default factor and a test of it. A right answer to v1, handed in from a v1 copy, lost that test's
-point when graded by v2 (6 of 7); it is graded by v1, and its row says so. The course has no
+point when graded by v2 (6 of 7); it is graded by v1 (6 of 6, 7 of 7 on v2's points), and its row
+says so. The course has no
 grading folder: what is tested is the version each notebook is graded by, with nbgrader's scores
 alone (the trusted run's probe is the same for both versions).
 """
@@ -88,10 +89,12 @@ def graded(tmp_path_factory):
         return {row["student_id"]: row for row in csv.DictReader(f)}
 
 
-def test_a_copy_of_the_first_version_is_graded_by_it(graded):
+def test_a_copy_of_the_first_version_is_graded_by_it_on_the_current_points(graded):
+    """Full marks by v1 (6 of 6) are full marks in grades.csv, whose maximum is the assignment's."""
     old = graded["old"]
-    assert (old["status"], old["score"], old["max_score"]) == ("graded", "6", "6"), old
+    assert (old["status"], old["score"], old["max_score"]) == ("graded", "7", "7"), old
     assert "graded by 00_fixture as released at" in old["warnings"] and "test_scale_default" in old["warnings"]
+    assert "scored 6 of 6 by that version: 7 of 7" in old["warnings"]
 
 
 def test_a_copy_of_the_current_version_is_graded_by_it_without_a_word(graded):
