@@ -74,6 +74,9 @@ SOURCES = ("canvas", "gradescope", "zip")
 # `_<digits>_<digits>_` after it are the user and the file, whatever the student's file name holds.
 CANVAS_NAME = re.compile(r"^(?P<name>\w*?)_(?:(?P<late>(?i:late))_)?(?P<user>[0-9]+)_(?P<file_id>[0-9]+)_"
                          r"(?P<file>.+)$", re.DOTALL)
+# An assignment graded anonymously names files by the submission's anonymous id, not the user:
+# `{LATE_}anon_{anonymous_id}_{file_id}_{filename}` (get_filename, when anonymize_students?).
+CANVAS_ANONYMOUS = re.compile(r"^(?:(?i:late)_)?anon_[0-9A-Za-z]+_[0-9]+_.")
 GRADESCOPE_METADATA = "submission_metadata.yml"
 MAX_BYTES = 20 * 2**20  # --max-size's default: a notebook with its outputs is far smaller
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]*$")
@@ -294,6 +297,11 @@ def _canvas(entries: list[Entry], assignment: str, found: Collected) -> list[Can
     out = []
     for entry in entries:
         match = canvas_name(entry.path)
+        if CANVAS_ANONYMOUS.match(match.string if match else entry.path.name):
+            found.skipped.append((str(entry.path), "named by Canvas's anonymous id, not the user's "
+                                  "(the assignment is graded anonymously): whose it is cannot be "
+                                  "told; download the submissions once Canvas shows student names"))
+            continue
         if not match:
             found.skipped.append((str(entry.path), "not a Canvas download name "
                                   "({lastfirst}_{LATE_}{user_id}_{file_id}_{file})"))
@@ -564,13 +572,13 @@ def run(args: argparse.Namespace, course: Course) -> int:
                     f"({timed} with a submission time); {len(found.skipped)} file(s) not placed"
                     + (f"; marked late by Canvas: {', '.join(late)}" if late else "")))
     own = {s: c.due_at for s, c in found.placed.items() if c.due_at is not None}
-    due = course_term(course.root, course.assignments()).due.get(assignment) if own else None
-    own = {s: when for s, when in own.items() if when != due}
+    term = course_term(course.root, course.assignments()) if own else None
+    own = {s: when for s, when in own.items() if when != term.due.get(assignment)}
     if own:
         print(safe_line(f"  {len(own)} student(s) with their own due date in Canvas (an extension; "
-                        f"[tool.course.due] says {due.isoformat() if due else 'none'}), which their "
-                        "late penalty follows: " + ", ".join(f"{s} {when.isoformat()}"
-                                                             for s, when in sorted(own.items()))))
+                        f"[tool.course.due] says {term.show(term.due.get(assignment)) or 'none'}), "
+                        "which their late penalty follows: "
+                        + ", ".join(f"{s} {term.show(when)}" for s, when in sorted(own.items()))))
     if args.source == "canvas" and args.times is None and found.placed:
         print("  Canvas's download carries no submission time, so no late penalty can apply: pass "
               "--times FILE, the assignment's submissions saved from Canvas's Submissions API "

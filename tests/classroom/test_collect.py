@@ -357,6 +357,21 @@ def test_canvas_paths_are_read_from_the_left(path, parts):
     assert (match.group("name", "late", "user", "file_id", "file") if match else None) == parts
 
 
+def test_an_anonymous_download_is_never_read_as_user_ids(fixture_course, tmp_path, capsys):
+    """Canvas names the files of an assignment graded anonymously `anon_<anonymous id>_<file id>`:
+    before, `anon_12345_7001_hw.ipynb` was placed as user 12345 (an anonymous id of digits) and
+    `anon_ab3De_7002_x_777_999_mine.ipynb` as user 777."""
+    download = make_zip(tmp_path / "d.zip", {
+        f"anon_12345_7001_{A}.ipynb": notebook("a"),
+        "LATE_anon_ab3De_7002_x_777_999_mine.ipynb": notebook("b"),
+        f"doejane_1001_7003_{A}.ipynb": notebook("jane"),
+    })
+    out = tmp_path / "submitted"
+    assert run(fixture_course, "collect", download, "--from", "canvas", "-a", A, "--out", out) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["1001", "lms.csv"]
+    assert capsys.readouterr().err.count("named by Canvas's anonymous id") == 2
+
+
 def test_a_file_the_api_gives_to_another_user_is_placed_for_nobody(fixture_course, tmp_path, capsys):
     download = make_zip(tmp_path / "d.zip", {
         f"doejane_1001_7001_{A}.ipynb": notebook("jane"),
