@@ -310,8 +310,7 @@ class AutocastRecorder(nn.Module):
 
 @contextlib.contextmanager
 def mocked_cuda():
-    """CUDA said to be there (with bfloat16) on a machine without it; a call that fails for want of a real GPU
-    is let be (a right answer may move x to the device): what the recorder saw is the result."""
+    """CUDA said to be there (with bfloat16) on a machine without it, while the calls inside run."""
     with mock.patch("torch.cuda.is_available", return_value=True), \
             mock.patch("torch.cuda.is_bf16_supported", return_value=True):
         yield
