@@ -127,23 +127,29 @@ def test_a_linear_model_stays_under_the_lowest_tier():
     assert accuracy < 0.6, accuracy
 
 
+def given_06():
+    from autograder.probes.caller import load_given
+
+    return load_given((ROOT / "grading" / "06_data_loading" / "given.py").read_text(), "grading_given_06_test")
+
+
 def test_the_grader_loader_holds_no_data_and_the_trusted_feed_stops_past_the_batch_budget(monkeypatch):
     """The kernel's loader asks the trusted side for each batch (Probe.serve); the training points are
-    private inputs, never written to the kernel's inputs file; past the budget the feed refuses."""
-    from autograder.probes import PRIVATE, kernel, kernel_inputs
+    private inputs, never sent to the kernel; past the budget the feed refuses; the count is the feed's."""
+    from autograder.probes import PRIVATE, caller, kernel_inputs
 
     probe = probe_module("06_data_loading")
     inputs = probe.challenge_inputs(np.random.default_rng(0)) | {"challenge.seed": np.asarray(7)}
-    assert not [key for key in kernel_inputs(inputs) if "train" in key]
+    assert not [key for key in kernel_inputs(inputs) if "train" in key or "test" in key]
     x, y = inputs[PRIVATE + "challenge.1.x_train"], inputs[PRIVATE + "challenge.1.y_train"]
     feed = probe.PROBE.serve(inputs)
-    monkeypatch.setattr(kernel, "ASK", feed)
-    loader = probe.ChallengeLoader(1)
+    monkeypatch.setattr(caller, "ASK", feed)
+    loader = given_06().ChallengeLoader(1, probe.CHALLENGE_MAX_BATCHES)
     assert len(loader) == 40 and loader.batch_size == probe.CHALLENGE_BATCH_SIZE
     assert not hasattr(loader, "__dict__") and all(m.__closure__ is None for m in (  # nothing but the draw index
         type(loader).__iter__, type(loader).__len__, type(loader).__init__))
     epochs = [list(loader) for _ in range(probe.CHALLENGE_MAX_BATCHES // 40)]
-    assert loader.drawn == probe.CHALLENGE_MAX_BATCHES and all(len(epoch) == 40 for epoch in epochs)
+    assert feed.served[1] == probe.CHALLENGE_MAX_BATCHES and all(len(epoch) == 40 for epoch in epochs)
     first = torch.cat([bx for bx, _ in epochs[0]])  # one epoch: every training point once, reshuffled
     assert sorted(map(tuple, first.tolist())) == sorted(map(tuple, x.tolist()))
     assert not torch.equal(first, torch.cat([bx for bx, _ in epochs[1]]))
@@ -154,50 +160,110 @@ def test_the_grader_loader_holds_no_data_and_the_trusted_feed_stops_past_the_bat
     assert feed("challenge 1 start") == "started" and feed("challenge 1 next") == "budget"  # asked directly
     assert feed("challenge 0 next").startswith("batch ")  # each spiral has its own budget
     assert feed("challenge 3 next") == "refused" and feed("send everything") == "refused"
+    assert feed.served == [1, probe.CHALLENGE_MAX_BATCHES, 0]
+
+
+def corner_points(labels: np.ndarray) -> np.ndarray:
+    """A point per label that the program of `corner_model` classifies as that label."""
+    corners = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]], dtype=np.float32)
+    return corners[labels]
+
+
+def corner_model(width: int = 3) -> nn.Module:
+    """Logits (x0, x1, -x0 - x1): class 0, 1 or 2 for the three corners; `width` hidden units of identity."""
+    model = nn.Sequential(nn.Linear(2, 3))
+    with torch.no_grad():
+        model[0].weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]))
+        model[0].bias.zero_()
+    return model
+
+
+def handed_over(model: nn.Module, prefix: str) -> dict:
+    """The records the probe's _hand_over makes of `model` (as a kernel would hand them back)."""
+    from helpers.challenge import Traced
+
+    traced = Traced(model)
+    return {f"{prefix}.program": np.asarray(json.dumps(traced.description)),
+            **{f"{prefix}.tensor.{name}": t.numpy() for name, t in traced.tensors.items()}}
+
+
+def challenge_records(trained: nn.Module, batches: int = 400, built: nn.Module | None = None) -> dict:
+    probe = probe_module("06_data_loading")
+    got = {}
+    for draw in range(probe.CHALLENGE_DRAWS):
+        got |= handed_over(built or corner_model(), f"built{draw}") | handed_over(trained, f"trained{draw}")
+        got[f"batches{draw}"] = np.asarray(batches)
+    return got
+
+
+def challenge_want(wrong: int, n: int = 3000) -> dict:
+    """Held-out points of three draws, `wrong` of them (in all) labelled otherwise than the corner model says."""
+    probe = probe_module("06_data_loading")
+    labels = np.arange(n) % 3
+    true = labels.copy()
+    true[:wrong] = (true[:wrong] + 1) % 3
+    parts = np.split(np.arange(n), [n // 3, 2 * n // 3])
+    inputs = {}
+    for draw, part in enumerate(parts):
+        inputs[f"{probe.PRIVATE}challenge.{draw}.x_test"] = corner_points(labels[part])
+        inputs[f"{probe.PRIVATE}challenge.{draw}.y_test"] = true[part]
+    return probe.expected_train_challenge(inputs)
 
 
 def test_the_probe_judges_rules_then_accuracy_against_the_lowest_tier():
+    """The grader runs the handed-over programs itself on its held-out points (which never left it)."""
     probe = probe_module("06_data_loading")
-    labels = np.arange(1000) % 3
-    want = {"labels": labels}
-
-    def got(correct=1000, batches=400, size=4547, trained_size=4547):
-        predictions = labels.copy()
-        predictions[correct:] = (predictions[correct:] + 1) % 3
-        return {"size": size, "batches": batches, "is_module": True, "trained_size": trained_size,
-                "predictions": predictions}
-
     judge = probe._judge_train_challenge
-    assert judge(got(), want) is None
-    assert judge(got(correct=900), want) is None
-    assert "89.9%" in judge(got(correct=899), want) and "90%" in judge(got(correct=899), want)
-    assert "drew no batch" in judge(got(batches=0), want)
-    assert "drew 401 batches" in judge(got(batches=401), want)
-    assert "5,000" in judge(got(size=5001), want)
-    assert "returned" in judge(got(trained_size=9000), want)
+    model = corner_model()
+    assert judge(challenge_records(model), challenge_want(0)) is None
+    assert judge(challenge_records(model), challenge_want(300)) is None  # 90.0 %
+    message = judge(challenge_records(model), challenge_want(303))
+    assert "89.9%" in message and "90%" in message
+    assert "drew no batch" in judge(challenge_records(model, batches=0), challenge_want(0))
+    wide = nn.Sequential(nn.Linear(2, 2000), nn.ReLU(), nn.Linear(2000, 3))
+    assert "5,000" in judge(challenge_records(model, built=wide), challenge_want(0))
+    assert "returned keeps or reads" in judge(challenge_records(wide), challenge_want(0))
 
 
-def test_the_held_out_labels_never_reach_the_kernel(tmp_path):
-    """The file the kernel reads holds the held-out points, not their labels, and no seed from
-    which helpers.data.spirals would redraw them; the trusted side still judges by them."""
-    from probe_harness import failures, namespace
+def test_the_held_out_points_and_labels_never_reach_the_kernel(monkeypatch):
+    """Every request the trusted run sends the kernel, read as it is sent: no private input is in any of them
+    (the held-out points, their labels, the training points), and the grader still judges by them."""
+    import base64
+    import io
 
-    from autograder.probes import PRIVATE, kernel_inputs
+    from autograder.probes import PRIVATE, session
 
     probe = probe_module("06_data_loading").PROBE
     inputs = probe.make_inputs(np.random.default_rng(3))
-    labels = inputs[PRIVATE + "challenge.0.y_test"]
-    assert not [key for key in kernel_inputs(inputs) if key.startswith(PRIVATE)]
+    sent = []
+    real = session.local_channel
 
-    assert failures("06_data_loading", namespace("06_data_loading"), 3, tmp_path) == {}
-    with np.load(tmp_path / "inputs.npz") as written:
-        assert not [key for key in written.files if key.startswith(PRIVATE)]
-        assert not any(np.array_equal(written[key], labels) for key in written.files)
-        seed = int(written["challenge.seed"])
-    module = probe_module("06_data_loading")
-    for offset in range(module.CHALLENGE_DRAWS):
-        redrawn = spirals(module.CHALLENGE_N + module.CHALLENGE_TEST_N, seed=seed + offset)[1][module.CHALLENGE_N:]
-        assert not np.array_equal(redrawn, labels)
+    def spying(*args, **kwargs):
+        channel = real(*args, **kwargs)
+        return lambda request: sent.append(request) or channel(request)
+
+    monkeypatch.setattr("autograder.probes.local_channel", spying)
+    from probe_harness import failures, namespace
+
+    assert failures("06_data_loading", namespace("06_data_loading"), 3, ROOT) == {}
+    assert sent
+    arrays = []
+
+    def collect(data):
+        if isinstance(data, dict) and "nd" in data:
+            arrays.append(np.load(io.BytesIO(base64.b64decode(data["nd"])), allow_pickle=False))
+        for value in data.values() if isinstance(data, dict) else data if isinstance(data, list) else ():
+            collect(value)
+
+    for request in sent:
+        collect(json.loads(request))
+    assert arrays
+    for key, value in inputs.items():
+        if key.startswith(PRIVATE):
+            assert not any(a.shape == value.shape and np.array_equal(a, value) for a in arrays), \
+                f"{key} was sent to the kernel"
+            assert not any(a.size >= 50 and a.dtype == value.dtype and np.isin(a, value).all() for a in arrays
+                           if value.dtype.kind == "f"), f"part of {key} was sent to the kernel"
 
 
 def test_the_tier_cells_are_judged_on_the_graders_points_with_the_notebooks_thresholds():
@@ -210,38 +276,13 @@ def test_the_tier_cells_are_judged_on_the_graders_points_with_the_notebooks_thre
         assert re.search(rf">=\s*{threshold:g}\b", cells[gid]), f"{gid} states another threshold"
     assert re.search(rf">=\s*{probe.CHALLENGE_PASS:.2f}\b", cells["test_challenge_90"])
     exercise = probe.PROBE.exercises["train_challenge"]
-    labels = np.arange(1000) % 3
-    predictions = labels.copy()
-    predictions[:80] = (predictions[:80] + 1) % 3  # 92 % right
-    got = {"size": 100, "trained_size": 100, "batches": 40, "is_module": True, "predictions": predictions}
-    parts = np.split(labels, [334, 667])  # three draws: the judged accuracy is over all of them
-    want = probe.expected_train_challenge({f"{probe.PRIVATE}challenge.{k}.y_test": part for k, part in enumerate(parts)})
+    got, want = challenge_records(corner_model()), challenge_want(240)  # 92 % right
     assert exercise.judge(got, want) is None  # the lowest tier holds
     failing = {gid: judge(got, want) for gid, judge in exercise.cells.items()}
     assert set(failing) == {"test_challenge_93", "test_challenge_945"}
     assert all(message and "92.0%" in message for message in failing.values())
-    predictions[:] = labels
-    assert not any(judge(got | {"predictions": predictions}, want) for judge in exercise.cells.values())
-
-
-def test_the_size_counts_weights_kept_outside_the_state_dict():
-    """A model holding its weights in a plain list of tensors has an empty state_dict; its forward pass
-    still reads every one of them, and that is what the budget counts."""
-    probe = probe_module("06_data_loading")
-
-    class ListNet(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.weights = [torch.randn(2, 100), torch.randn(100, 3)]
-
-        def forward(self, x):
-            return (x @ self.weights[0]).relu() @ self.weights[1]
-
-    model = ListNet()
-    assert model.state_dict() == {}
-    assert probe.challenge_size(model) == 2 * 100 + 100 * 3
-    assert probe.challenge_size(build_challenge_model(2, 3)) == sum(
-        t.numel() for t in build_challenge_model(2, 3).state_dict().values())
+    got, want = challenge_records(corner_model()), challenge_want(0)
+    assert not any(judge(got, want) for judge in exercise.cells.values())
 
 
 @pytest.mark.slow
@@ -263,13 +304,13 @@ def test_in_a_grading_kernel_the_batches_come_from_the_trusted_feed_and_stop_at_
         served.append(answer.split(" ")[0])
         return answer
 
-    source = (ROOT / "grading" / "06_data_loading" / "probe.py").read_text()
-    cell = ("from autograder.probes.kernel import load_module\n"
-            f"probe = load_module({source!r}, 'probe_06')\n"
-            "loader = probe.ChallengeLoader(2)\n"
+    source = (ROOT / "grading" / "06_data_loading" / "given.py").read_text()
+    cell = ("from autograder.probes.caller import load_given\n"
+            f"given = load_given({source!r}, 'given_06')\n"
+            "loader = given.ChallengeLoader(2, 400)\n"
             "epochs = [list(loader) for _ in range(10)]\n"
             "try:\n    next(iter(loader))\nexcept RuntimeError as error:\n    print(error)\n"
-            "print(loader.drawn, sum(len(y) for epoch in epochs for _, y in epoch), float(epochs[0][0][0].sum()))")
+            "print(sum(len(y) for epoch in epochs for _, y in epoch), float(epochs[0][0][0].sum()))")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell), nbformat.v4.new_code_cell("input('batch?')")])
     executor = GradingExecute(kernel_name="python3", timeout=120)
     executor.feed = counting
@@ -280,6 +321,7 @@ def test_in_a_grading_kernel_the_batches_come_from_the_trusted_feed_and_stop_at_
                                                  for k in ("x_train", "y_train"))),
                                  batch_size=50, shuffle=True, generator=torch.Generator().manual_seed(5))))
     assert text.splitlines() == ["train_challenge drew more than the budget of 400 batches (10 epochs)",
-                                 f"400 20000 {float(first[0].sum())}"]
+                                 f"20000 {float(first[0].sum())}"]
+    assert feed.served[2] == 400
     assert served.count("batch") == 400 and "budget" in served
     assert served[-1] == "refused"  # the second cell asked on its own, not as the loader does: refused

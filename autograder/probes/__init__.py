@@ -182,10 +182,10 @@ class Probe:
         reference = _reference_module(self.reference, self.course_root) if self.reference else None
         given = self.given_module()
         want = {}
-        with contextlib.redirect_stdout(io.StringIO()), served(self, inputs):
+        with contextlib.redirect_stdout(io.StringIO()), served(self, inputs) as feed:
             for name, exercise in self.exercises.items():
                 if exercise.expected is None:
-                    records = run_exercise(exercise.run, Session(local_channel(vars(reference), given)),
+                    records = run_exercise(exercise.run, Session(local_channel(vars(reference), given), feed),
                                            kernel_inputs(inputs))
                     if ERROR in records:
                         raise ProbeError(f"the probe of {self.assignment!r}: the reference failed {name}: "
@@ -204,11 +204,12 @@ def given_name(assignment: str) -> str:
 
 @contextlib.contextmanager
 def served(probe: Probe, inputs: Mapping[str, np.ndarray]):
-    """While the caller runs in this process: its `ask` answered by the probe's feed (Probe.serve)."""
+    """While the caller runs in this process: its `ask` answered by the probe's feed (Probe.serve), which
+    the block gets (None without one)."""
     saved = caller.ASK
     caller.ASK = probe.serve(inputs) if probe.serve is not None else None
     try:
-        yield
+        yield caller.ASK
     finally:
         caller.ASK = saved
 
@@ -276,10 +277,10 @@ def run_in_namespace(probe: Probe, namespace: dict, inputs: Mapping[str, np.ndar
     records as a kernel's trusted run gives them (exercise/key -> array)."""
     given = probe.given_module()
     outputs: dict[str, np.ndarray] = {}
-    with served(probe, inputs):
+    with served(probe, inputs) as feed:
         for name, exercise in probe.exercises.items():
             channel = local_channel(namespace, given, probe.numpy_only)
-            records = run_exercise(exercise.run, Session(channel), kernel_inputs(inputs))
+            records = run_exercise(exercise.run, Session(channel, feed), kernel_inputs(inputs))
             outputs.update({f"{name}/{key}": value for key, value in records.items()})
     return outputs
 

@@ -133,10 +133,13 @@ class Session:
     """One exercise's calls into a kernel (or into the reference, in this process) through `channel`.
 
     channel(request) -> reply: request is the JSON text of {"seq", "ops"}; reply the decoded kernel message
-    ({"seq", "results"[, "stopped"]}). Raises Stopped when the conversation is over."""
+    ({"seq", "results"[, "stopped"]}). Raises Stopped when the conversation is over.
+    served: the probe's feed of served data (Probe.serve), whose count of what it handed out is the
+    grader's own, or None."""
 
-    def __init__(self, channel: Callable[[str], dict]):
+    def __init__(self, channel: Callable[[str], dict], served: Any = None):
         self._channel = channel
+        self.served = served
         self._ops: list[list] = []
         self._waiting: list[Callable[[Any], None]] = []  # one per queued fetch, in order
         self._next = 0
@@ -459,7 +462,8 @@ DRIVER_WAIT = 600.0  # seconds the feed waits on a probe's next request (the pro
 class _Driver:
     """One exercise's run, in a thread of its own: its requests wait for the kernel's replies."""
 
-    def __init__(self, run: Callable, inputs: Mapping[str, np.ndarray]):
+    def __init__(self, run: Callable, inputs: Mapping[str, np.ndarray], served: Any = None):
+        self.served = served
         self.requests: queue.Queue = queue.Queue()
         self.replies: queue.Queue = queue.Queue()
         self.records: dict[str, np.ndarray] = {}
@@ -478,7 +482,7 @@ class _Driver:
 
     def _main(self, run: Callable, inputs: Mapping[str, np.ndarray]) -> None:
         try:
-            self.records = run_exercise(run, Session(self._channel), inputs)
+            self.records = run_exercise(run, Session(self._channel, self.served), inputs)
         except Exception as error:  # noqa: BLE001 - what came back was not what the probe could read
             self.records = {ERROR: np.asarray(f"handed back something the grader could not use "
                                               f"({type(error).__name__}: {error})"[:300])}
@@ -526,7 +530,7 @@ class Conversation:
                 name = message["ready"]
                 if name not in self.runs or name in self.drivers:
                     return DONE
-                self.current = self.drivers[name] = _Driver(self.runs[name], self.inputs)
+                self.current = self.drivers[name] = _Driver(self.runs[name], self.inputs, self.served)
             elif self.current is None:
                 return DONE
             else:

@@ -6,13 +6,10 @@ back what the student's objects yield. NumPy only, as the assignment.
 
 import numpy as np
 
+from autograder.probes.stand_ins import floats  # noqa: F401 - the probe reaches it as k.given.floats
+
 
 def sin_dot(c):
     """f(w) = sum(sin(w) * c), a function whose gradient is cos(w) * c."""
     c = np.array(c)
     return lambda w: float(np.sum(np.sin(w) * c))
-
-
-def floats(values):
-    """Each value of a sequence the student returned, as a float (a list of losses)."""
-    return [float(v) for v in values]

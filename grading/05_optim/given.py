@@ -10,6 +10,8 @@ import io
 import torch
 from torch import nn
 
+from autograder.probes.stand_ins import floats, type_names  # noqa: F401 - the probe reaches them as k.given.*
+
 
 def set_grad(p, grad):
     """The step's gradient of p, as backward leaves it: none (None), a new .grad, or copied into the one
@@ -46,15 +48,6 @@ def mlp(w0, b0, w1, b1):
             layer.weight.copy_(torch.as_tensor(w))
             layer.bias.copy_(torch.as_tensor(b))
     return model
-
-
-def floats(values):
-    """Each loss as a float (a tensor detached first)."""
-    return [float(v.detach()) if isinstance(v, torch.Tensor) else float(v) for v in values]
-
-
-def type_names(values):
-    return [type(v).__name__ for v in values]
 
 
 def checkpoint_run(seed, sizes, lrs, adam):

@@ -5,23 +5,25 @@ same functions on both sides, so the reference reproduces the student's numbers.
 `make_loaders` is judged by what the split must be (sizes, disjoint, reproducible from the seed),
 not by one way of drawing it; `fit` by the calls it makes (stand-ins for train_one_epoch and
 evaluate, so a mistake there is not counted twice) or, for a loop written out, by its numbers.
-The challenge is judged by its rules (size, batches drawn) and by the mean accuracy the trained model
-reaches on held-out points of three spirals drawn here, which its training never saw. Its training
-points never reach the kernel whole: the kernel's loader asks for each batch, and the trusted side
-answers (`serve_challenge`, counting them, none past the budget). The size counts
-every number the model's forward pass reads besides its input (at the level of PyTorch's functions),
-so weights kept in a plain tensor list count as much as registered parameters.
+The challenge is judged here, on a model the grader runs itself: the kernel hands back the trained
+model's forward pass traced by torch.fx and the numbers it reads (helpers.challenge), the grader rebuilds
+it from allow-lists and counts its size (every number it reads besides its input: weights kept in a
+plain tensor list or a NumPy array count as much as registered parameters), and evaluates it on
+held-out points of three spirals drawn here, which never reach the kernel. Its training points never
+reach the kernel whole: the kernel's loader asks for each batch, and the trusted side answers
+(`serve_challenge`, counting them, none past the budget): the batches drawn are the grader's own count.
+The stand-ins the kernel needs are in given.py.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import torch
-from torch import nn
-from torch.overrides import TorchFunctionMode
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+import json
+import math
 
-from autograder.probes import PRIVATE, Exercise, Probe, Tolerance, compare_arrays
+import numpy as np
+
+from autograder.probes import PRIVATE, Exercise, Probe, Tolerance, compare_arrays, compare_records
+from autograder.probes.session import Raised
 
 
 def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -66,46 +68,60 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 # -- init_classifier: judged by statistics of what it draws ------------------------------------------
 
-def run_init_classifier(answers, inputs, record):
-    """Secret widths (rectangular, large enough for a 3 % estimate of a std) and last_scale: each Linear's
-    weight std over sqrt(2 / in_features), whether every bias is zero, and the initial loss on noise."""
-    import math
-
-    torch.manual_seed(int(inputs["init.seed"]))
+def run_init_classifier(k, inputs, record):
+    """Secret widths (rectangular, large enough for a 3 % estimate of a std) and last_scale: what it returned,
+    each Linear's weight and bias after, and each weight as the tensor bound before the call holds it."""
     widths = [int(w) for w in inputs["init.widths"]]
-    layers = []
-    for i, (fan_in, fan_out) in enumerate(zip(widths, widths[1:])):
-        layers += [nn.Linear(fan_in, fan_out)] + ([nn.ReLU()] if i < len(widths) - 2 else [])
-    net = nn.Sequential(*layers)
-    returned = answers.init_classifier(net, last_scale=float(inputs["init.scale"]))
-    record("returned_model", returned is net)
-    linears = [m for m in net.modules() if isinstance(m, nn.Linear)]
-    record("std_ratios", [m.weight.std().item() / math.sqrt(2 / m.in_features) for m in linears])
-    record("zero_biases", all(int(torch.count_nonzero(m.bias)) == 0 for m in linears))
-    x = torch.randn(256, widths[0], generator=torch.Generator().manual_seed(1))
-    with torch.no_grad():
-        logits = net(x)
-    record("initial_loss", nn.functional.cross_entropy(logits, torch.zeros(256, dtype=torch.long)).item())
+    net = k.given.classifier(int(inputs["init.seed"]), widths)
+    linears = [k.given.linears(net)[i] for i in range(len(widths) - 1)]
+    before = [linear.weight for linear in linears]
+    returned = k.answers.init_classifier(net, last_scale=float(inputs["init.scale"]))
+    record("returned_model", k.module("operator").is_(returned, net))
+    for i, linear in enumerate(linears):
+        record(f"weight{i}", linear.weight)
+        record(f"bias{i}", linear.bias)
+        record(f"weight_bound_before{i}", before[i])
 
 
 def expected_init_classifier(inputs) -> dict:
-    import math
-
     layers = len(inputs["init.widths"]) - 1
     scale = float(inputs["init.scale"])
     return {"std_ratios": [1.0] * (layers - 1) + [scale], "classes": int(inputs["init.widths"][-1]),
-            "ln_c": math.log(int(inputs["init.widths"][-1]))}
+            "ln_c": math.log(int(inputs["init.widths"][-1])), "layers": layers}
+
+
+def _initial_loss(weights: list, biases: list) -> float:
+    """The cross-entropy of the initialized classifier on standard normal inputs (fixed here), label 0."""
+    x = np.random.default_rng(1).standard_normal((256, weights[0].shape[1]))
+    for i, (w, b) in enumerate(zip(weights, biases)):
+        x = x @ w.T + b
+        if i < len(weights) - 1:
+            x = np.maximum(x, 0)
+    shifted = x - x.max(axis=1, keepdims=True)
+    return float(np.mean(np.log(np.exp(shifted).sum(axis=1)) - shifted[:, 0]))
 
 
 def judge_init_classifier(got: dict, want: dict) -> str | None:
-    for key in ("returned_model", "std_ratios", "zero_biases", "initial_loss"):
-        if key not in got:
-            return f"init_classifier gave no {key}"
+    """Statistics of the raw weights: He normal (std sqrt(2 / fan_in), a normal's tails) on every layer but
+    the last, that one times last_scale; zero biases; initialized in place; the initial loss near ln C."""
+    layers = int(want["layers"])
+    keys = ["returned_model"] + [f"{name}{i}" for i in range(layers) for name in ("weight", "bias", "weight_bound_before")]
+    missing = [key for key in keys if key not in got]
+    if missing:
+        return f"init_classifier gave no {missing[0]}"
     if not bool(got["returned_model"]):
         return "init_classifier should return the model it was given, initialized in place"
-    if not bool(got["zero_biases"]):
+    weights = [np.asarray(got[f"weight{i}"], dtype=np.float64) for i in range(layers)]
+    biases = [np.asarray(got[f"bias{i}"], dtype=np.float64) for i in range(layers)]
+    for i in range(layers):
+        if compare_arrays(got[f"weight_bound_before{i}"], got[f"weight{i}"], rtol=0, atol=0):
+            return (f"init_classifier replaced layer {i + 1}'s weight with a new tensor instead of filling the one "
+                    "the model had: an optimizer built before it would still hold the old one (initialize in place, "
+                    "under torch.no_grad(), or with nn.init's functions)")
+    if any(b.size and np.any(b != 0) for b in biases):
         return "init_classifier: every Linear's bias should be zero"
-    ratios, wanted = np.asarray(got["std_ratios"], dtype=np.float64).ravel(), np.asarray(want["std_ratios"])
+    ratios = np.asarray([w.std() / math.sqrt(2 / w.shape[1]) for w in weights])
+    wanted = np.asarray(want["std_ratios"], dtype=np.float64)
     # hidden layers hold 20,000 weights and more (their std is estimated within 1 %); the last only a few
     # thousand, and only its scale matters there
     tolerances = np.full(wanted.shape, 0.04)
@@ -114,8 +130,15 @@ def judge_init_classifier(got: dict, want: dict) -> str | None:
         return (f"init_classifier: the weights' std, over sqrt(2 / fan_in), is {np.round(ratios, 3).tolist()} on layers "
                 f"your notebook never saw; expected {wanted.tolist()} (He normal for ReLU with fan_in = in_features, "
                 "the last layer times last_scale)")
-    if abs(float(got["initial_loss"]) - float(want["ln_c"])) > 0.05 * float(want["ln_c"]):
-        return (f"init_classifier: the initial loss is {float(got['initial_loss']):.3f}; a classifier that knows nothing "
+    for i, w in enumerate(weights[:-1]):  # a normal's kurtosis is 3 (a uniform's 1.8), within 0.1 on 20,000 draws
+        centred = w - w.mean()
+        kurtosis = float(np.mean(centred ** 4) / np.mean(centred ** 2) ** 2)
+        if abs(kurtosis - 3) > 0.5:
+            return (f"init_classifier: layer {i + 1}'s weights have the right std but not a normal distribution "
+                    f"(kurtosis {kurtosis:.2f}; a normal's is 3): He initialization draws from a normal")
+    loss = _initial_loss(weights, biases)
+    if abs(loss - float(want["ln_c"])) > 0.05 * float(want["ln_c"]):
+        return (f"init_classifier: the initial loss is {loss:.3f}; a classifier that knows nothing "
                 f"gives ln {int(want['classes'])} = {float(want['ln_c']):.3f}")
     return None
 
@@ -147,402 +170,349 @@ def challenge_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     for k in range(CHALLENGE_DRAWS):
         x, y = spirals(CHALLENGE_N + CHALLENGE_TEST_N, seed=int(rng.integers(0, 2**31)))
         inputs.update({f"{PRIVATE}challenge.{k}.x_train": x[:CHALLENGE_N], f"{PRIVATE}challenge.{k}.y_train": y[:CHALLENGE_N],
-                       f"challenge.{k}.x_test": x[CHALLENGE_N:], f"{PRIVATE}challenge.{k}.y_test": y[CHALLENGE_N:]})
+                       f"{PRIVATE}challenge.{k}.x_test": x[CHALLENGE_N:], f"{PRIVATE}challenge.{k}.y_test": y[CHALLENGE_N:]})
     return inputs
 
 
-def probe_net(seed, d_in, hidden, d_out, dropout=0.0):
-    """A float64 MLP with batch norm whose running statistics differ from any batch's own."""
-    torch.manual_seed(int(seed))
-    layers = [nn.Linear(d_in, hidden), nn.BatchNorm1d(hidden), nn.ReLU()]
-    layers += [nn.Dropout(dropout)] if dropout else []
-    net = nn.Sequential(*layers, nn.Linear(hidden, d_out)).double()
-    with torch.no_grad():
-        net(3 * torch.randn(64, d_in, dtype=torch.float64) + 1)
-    return net
+def run_TensorPairDataset(k, inputs, record):
+    """Items with and without a transform (one that shows when and how often it ran), len, a batch."""
+    features, targets = k.tensor(inputs["dataset.features"]), k.tensor(inputs["dataset.targets"])
+    scale, shift = (float(v) for v in inputs["dataset.scale_shift"])
+    indices = [int(i) for i in inputs["dataset.indices"]]
+    plain = k.answers.TensorPairDataset(features, targets)
+    record("is_dataset", k.isinstance(plain, k.module("torch.utils.data").Dataset))
+    record("len", k.len(plain))
+    items = [k.given.item(plain, i) for i in indices]
+    record("item_types", [k.type_name(plain[i]) for i in indices])
+    record("item_lengths", [k.len(item) for item in items])
+    record("plain_x", [item[0] for item in items])
+    record("plain_y", [item[1] for item in items])
+    dataset = k.answers.TensorPairDataset(features, targets, transform=k.given.Transform(scale, shift))
+    items = [k.given.item(dataset, i) for i in indices]
+    record("x", [item[0] for item in items])
+    record("y", [item[1] for item in items])
+    batch = k.given.first_batch(dataset, int(inputs["dataset.batch"]))
+    record("batch_x", batch[0])
+    record("batch_y", batch[1])
 
 
-class ProbeIds(Dataset):
-    """N samples that are not a TensorDataset: sample i is ([i], i)."""
-
-    def __init__(self, n):
-        self.n = n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        return torch.tensor([float(i)]), torch.tensor(int(i))
+def judge_TensorPairDataset(got: dict, want: dict) -> str | None:
+    """Items are pairs (a tuple or a list of two), and everything else as the reference's."""
+    types = [str(t) for t in np.asarray(got.get("item_types", [])).ravel()]
+    lengths = [int(n) for n in np.asarray(got.get("item_lengths", [])).ravel()]
+    if not types or any(t not in ("tuple", "list") for t in types) or any(n != 2 for n in lengths):
+        return f"TensorPairDataset: dataset[i] should be a pair (x, y); it gave a {types[0] if types else 'nothing'}"
+    return compare_records("TensorPairDataset", got, {key: value for key, value in want.items()
+                                                      if key not in ("item_types", "item_lengths")}, Tolerance(1e-6, 1e-6))
 
 
-def probe_ids(loader):
-    return [int(i) for _, y in loader for i in y]
-
-
-def probe_state(net):
-    return torch.cat([t.detach().double().flatten() for t in net.state_dict().values()])
-
-
-def probe_loaders(inputs, shuffle_seed):
-    x, y = torch.from_numpy(inputs["fit.x"]), torch.from_numpy(inputs["fit.y"])
-    train = DataLoader(TensorDataset(x[:17], y[:17]), batch_size=5, shuffle=True,  # 5, 5, 5, 2
-                       generator=torch.Generator().manual_seed(int(shuffle_seed)))
-    return train, DataLoader(TensorDataset(x[17:], y[17:]), batch_size=4)  # 4, 3
-
-
-def run_TensorPairDataset(answers, inputs, record):
-    features, targets = torch.from_numpy(inputs['dataset.features']), torch.from_numpy(inputs['dataset.targets'])
-    scale, shift = (float(v) for v in inputs['dataset.scale_shift'])
-    indices = [int(i) for i in inputs['dataset.indices']]
-    reads = []
-    def transform(x):
-        reads.append(1)
-        return x.reshape(-1) * scale + shift
-    plain = answers.TensorPairDataset(features, targets)
-    record('is_dataset', isinstance(plain, Dataset))
-    record('len', len(plain))
-    items = [plain[i] for i in indices]
-    record('pairs', all(isinstance(item, (tuple, list)) and len(item) == 2 for item in items))
-    record('plain_x', [item[0] for item in items])
-    record('plain_y', [item[1] for item in items])
-    dataset = answers.TensorPairDataset(features, targets, transform=transform)
-    items = [dataset[i] for i in indices]
-    record('transform_calls', len(reads))
-    record('x', [item[0] for item in items])
-    record('y', [item[1] for item in items])
-    x_batch, y_batch = next(iter(DataLoader(dataset, batch_size=int(inputs['dataset.batch']))))
-    record('batch_x', x_batch)
-    record('batch_y', y_batch)
-
-
-def run_make_loaders(answers, inputs, record):
-    n, fraction, batch = int(inputs['loaders.n']), float(inputs['loaders.fraction']), int(inputs['loaders.batch'])
-    seed, other, global_1, global_2 = (int(v) for v in inputs['loaders.seeds'])
-    dataset = ProbeIds(n)
+def run_make_loaders(k, inputs, record):
+    """The ids each loader yields (two passes), the batch sizes, the same seed again under another global
+    seed, and another seed."""
+    n, fraction, batch = int(inputs["loaders.n"]), float(inputs["loaders.fraction"]), int(inputs["loaders.batch"])
+    seed, other, global_1, global_2 = (int(v) for v in inputs["loaders.seeds"])
+    torch, dataset = k.module("torch"), k.given.Ids(n)
     torch.manual_seed(global_1)
-    train_loader, val_loader = answers.make_loaders(dataset, batch, fraction, seed)
-    record('val', probe_ids(val_loader))
-    record('train1', probe_ids(train_loader))
-    record('train2', probe_ids(train_loader))
-    record('val2', probe_ids(val_loader))
-    record('train_batches', [len(y) for _, y in train_loader])
-    record('val_batches', [len(y) for _, y in val_loader])
+    train_loader, val_loader = k.unpack(k.answers.make_loaders(dataset, batch, fraction, seed), 2)
+    record("val", k.given.ids(val_loader))
+    record("train1", k.given.ids(train_loader))
+    record("train2", k.given.ids(train_loader))
+    record("val2", k.given.ids(val_loader))
+    record("train_batches", k.given.batch_sizes(train_loader))
+    record("val_batches", k.given.batch_sizes(val_loader))
     torch.manual_seed(global_2)
-    train_again, val_again = answers.make_loaders(dataset, batch, fraction, seed)
-    record('again_val', probe_ids(val_again))
-    record('again_train1', probe_ids(train_again))
-    record('other_val', probe_ids(answers.make_loaders(dataset, batch, fraction, other)[1]))
+    train_again, val_again = k.unpack(k.answers.make_loaders(dataset, batch, fraction, seed), 2)
+    record("again_val", k.given.ids(val_again))
+    record("again_train1", k.given.ids(train_again))
+    record("other_val", k.given.ids(k.answers.make_loaders(dataset, batch, fraction, other)[1]))
 
 
-def run_train_one_epoch(answers, inputs, record):
-    d_in, hidden = (int(v) for v in inputs['train.sizes'])
-    x, batch, lr = torch.from_numpy(inputs['train.x']), int(inputs['train.batch']), float(inputs['train.lr'])
-    cases = (('mse', torch.from_numpy(inputs['train.y']), 2, nn.MSELoss(), torch.optim.Adam),
-             ('ce', torch.from_numpy(inputs['train.labels']), 3, nn.CrossEntropyLoss(), torch.optim.SGD))
+def run_train_one_epoch(k, inputs, record):
+    """Regression with Adam, then classification with SGD, on a model left in eval mode: the loss (and its
+    type), the model's state after (parameters and batch norm's statistics)."""
+    d_in, hidden = (int(v) for v in inputs["train.sizes"])
+    batch, lr = int(inputs["train.batch"]), float(inputs["train.lr"])
+    nn, optim = k.module("torch.nn"), k.module("torch.optim")
+    cases = (("mse", inputs["train.y"], 2, nn.MSELoss(), optim.Adam),
+             ("ce", inputs["train.labels"], 3, nn.CrossEntropyLoss(), optim.SGD))
     for name, y, d_out, loss_fn, make_optimizer in cases:
-        model = probe_net(inputs['train.seed'], d_in, hidden, d_out)
+        model = k.given.net(int(inputs["train.seed"]), d_in, hidden, d_out)
         model.eval()  # as evaluate leaves it
-        modes = []
-        model.register_forward_hook(lambda module, args, output, modes=modes: modes.append(module.training))
-        loader = DataLoader(TensorDataset(x, y), batch_size=batch)
-        loss = answers.train_one_epoch(model, loader, make_optimizer(model.parameters(), lr=lr), loss_fn, torch.device('cpu'))
-        record(name + '_is_float', isinstance(loss, float))
-        record(name + '_loss', float(loss))
-        record(name + '_state', probe_state(model))
-        record(name + '_all_training', bool(modes) and all(modes))
+        loader = k.given.loader(inputs["train.x"], y, batch)
+        loss = k.answers.train_one_epoch(model, loader, make_optimizer(model.parameters(), lr=lr), loss_fn,
+                                         k.module("torch").device("cpu"))
+        record(name + "_type", k.type_name(loss))
+        record(name + "_loss", loss)
+        record(name + "_state", k.given.state(model))
 
 
-def run_evaluate(answers, inputs, record):
-    d_in, hidden = (int(v) for v in inputs['train.sizes'])
-    x, y = torch.from_numpy(inputs['eval.x']), torch.from_numpy(inputs['eval.y'])
-    model = probe_net(inputs['eval.seed'], d_in, hidden, 4, dropout=0.4)
+def run_evaluate(k, inputs, record):
+    """A classifier with batch norm and dropout, left in training mode: loss and accuracy (and their types),
+    each forward pass's (training mode, grad mode), the model's state after."""
+    d_in, hidden = (int(v) for v in inputs["train.sizes"])
+    model = k.given.net(int(inputs["eval.seed"]), d_in, hidden, 4, 0.4)
     model.train()  # as train_one_epoch leaves it
-    calls = []
-    model.register_forward_hook(lambda module, args, output: calls.append((module.training, torch.is_grad_enabled())))
-    loader = DataLoader(TensorDataset(x, y), batch_size=int(inputs['eval.batch']))
-    loss, accuracy = answers.evaluate(model, loader, nn.CrossEntropyLoss(), torch.device('cpu'))
-    record('is_float', isinstance(loss, float) and isinstance(accuracy, float))
-    record('loss', float(loss))
-    record('accuracy', float(accuracy))
-    record('called', bool(calls))
-    record('any_training', any(training for training, _ in calls))
-    record('any_graph', any(grad for _, grad in calls))
-    record('state', probe_state(model))
+    log = k.given.ModeLog(model)
+    loader = k.given.loader(inputs["eval.x"], inputs["eval.y"], int(inputs["eval.batch"]))
+    result = k.answers.evaluate(model, loader, k.module("torch.nn").CrossEntropyLoss(), k.module("torch").device("cpu"))
+    record("types", [k.type_name(result[0]), k.type_name(result[1])])
+    record("loss", result[0])
+    record("accuracy", result[1])
+    record("modes", log.calls)
+    record("state", k.given.state(model))
 
 
-def run_fit(answers, inputs, record):
-    epochs, values = int(inputs['fit.epochs']), inputs['fit.values']
-    d_in, hidden = (int(v) for v in inputs['train.sizes'])
-    device = torch.device('cpu')
-    try:  # 1. stand-ins for train_one_epoch and evaluate: which loader, which order, what is kept
-        net = probe_net(inputs['fit.seed'], d_in, hidden, 3)
-        train_loader, val_loader = probe_loaders(inputs, 1)
-        sgd, cross_entropy, log, counts = torch.optim.SGD(net.parameters(), lr=0.1), nn.CrossEntropyLoss(), [], [0, 0]
-
-        def name_of(loader, same):
-            name = 'train_loader' if loader is train_loader else 'val_loader' if loader is val_loader else 'another loader'
-            return name + ('' if same else ', other arguments')
-
-        def fake_train_one_epoch(model, loader, optimizer, loss_fn, device):
-            log.append('train_one_epoch(' + name_of(loader, model is net and optimizer is sgd and loss_fn is cross_entropy) + ')')
-            counts[0] += 1
-            return float(values[0][(counts[0] - 1) % epochs])
-
-        def fake_evaluate(model, loader, loss_fn, device):
-            log.append('evaluate(' + name_of(loader, model is net and loss_fn is cross_entropy) + ')')
-            counts[1] += 1
-            k = (counts[1] - 1) % epochs
-            return float(values[1][k]), float(values[2][k])
-
-        names = answers.fit.__globals__
-        saved = {name: names[name] for name in ('train_one_epoch', 'evaluate') if name in names}
-        names.update(train_one_epoch=fake_train_one_epoch, evaluate=fake_evaluate)
-        try:
-            history = answers.fit(net, train_loader, val_loader, sgd, cross_entropy, device, epochs)
-        finally:
-            for name in ('train_one_epoch', 'evaluate'):
-                names.pop(name, None)
-            names.update(saved)
-        record('stand_in.log', log)
-        for key in ('train_loss', 'val_loss', 'val_accuracy'):
-            record('stand_in.' + key, [float(v) for v in history[key]])
-            record('stand_in.' + key + '_floats', all(isinstance(v, float) for v in history[key]))
-    except Exception as error:
-        record('stand_in.error', type(error).__name__ + ': ' + str(error)[:200])
-    try:  # 2. the real thing, for a fit that writes its loop out
-        net = probe_net(inputs['fit.seed'], d_in, hidden, 3)
-        history = answers.fit(net, *probe_loaders(inputs, 2), torch.optim.Adam(net.parameters(), lr=0.01),
-                      nn.CrossEntropyLoss(), device, epochs)
-        for key in ('train_loss', 'val_loss', 'val_accuracy'):
-            record('real.' + key, [float(v) for v in history[key]])
-    except Exception as error:
-        record('real.error', type(error).__name__ + ': ' + str(error)[:200])
+def judge_evaluate(got: dict, want: dict) -> str | None:
+    """Two floats; every forward pass in eval mode without a graph; the reference's numbers."""
+    for key in ("types", "loss", "accuracy", "modes", "state"):
+        if key not in got:
+            return f"evaluate gave no {key}"
+    types = [str(t) for t in np.asarray(got["types"]).ravel()]
+    if types != ["float", "float"]:
+        return f"evaluate should return two Python floats (loss, accuracy); it returned {', '.join(types)}"
+    modes = np.asarray(got["modes"], dtype=bool).reshape(-1, 2)
+    if not len(modes):
+        return "evaluate never ran the model"
+    if modes[:, 0].any():
+        return "evaluate ran the model in training mode: call model.eval() first (dropout and batch norm change)"
+    if modes[:, 1].any():
+        return "evaluate built a graph: run the model under torch.no_grad() (or torch.inference_mode())"
+    return compare_records("evaluate", {k: got[k] for k in ("loss", "accuracy", "state")},
+                           {k: want[k] for k in ("loss", "accuracy", "state")}, Tolerance(1e-9, 1e-12))
 
 
-class ChallengeReads(TorchFunctionMode):
-    """Counts the numbers a forward pass reads that do not come from its input: every tensor argument of a
-    PyTorch function whose storage no earlier call produced and is not the input's, each storage once and
-    whole. (A function mode, not a dispatch mode: the latter imports torch._dynamo, seconds.)"""
+def run_fit(k, inputs, record):
+    """fit with stand-ins for train_one_epoch and evaluate (which loader, which order, what is kept), then a
+    real run (for a fit that writes its loop out)."""
+    epochs, values = int(inputs["fit.epochs"]), inputs["fit.values"]
+    d_in, hidden = (int(v) for v in inputs["train.sizes"])
+    torch, nn = k.module("torch"), k.module("torch.nn")
+    device = torch.device("cpu")
+    net = k.given.net(int(inputs["fit.seed"]), d_in, hidden, 3)
+    train_loader, val_loader = k.unpack(k.given.fit_loaders(inputs["fit.x"], inputs["fit.y"], 1), 2)
+    sgd, cross_entropy = torch.optim.SGD(net.parameters(), lr=0.1), nn.CrossEntropyLoss()
+    stand_ins = k.given.FitStandIns(net, sgd, cross_entropy, train_loader, val_loader, values)
+    with k.using(k.given.StandIn(k.answers.fit, {"train_one_epoch": stand_ins.train_one_epoch,
+                                                 "evaluate": stand_ins.evaluate})):
+        history = k.answers.fit(net, train_loader, val_loader, sgd, cross_entropy, device, epochs)
+    part = {"log": stand_ins.log}
+    for key in ("train_loss", "val_loss", "val_accuracy"):
+        part[key] = k.given.floats(history[key])
+        part[key + "_types"] = k.given.type_names(history[key])
+    _record_part(k, record, "stand_in", part)
+    net = k.given.net(int(inputs["fit.seed"]), d_in, hidden, 3)
+    train_loader, val_loader = k.unpack(k.given.fit_loaders(inputs["fit.x"], inputs["fit.y"], 2), 2)
+    history = k.answers.fit(net, train_loader, val_loader, torch.optim.Adam(net.parameters(), lr=0.01),
+                            nn.CrossEntropyLoss(), device, epochs)
+    _record_part(k, record, "real", {key: k.given.floats(history[key]) for key in ("train_loss", "val_loss", "val_accuracy")})
 
-    def __init__(self, x):
-        super().__init__()
-        self.derived, self.read = {x.untyped_storage().data_ptr()}, {}
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        values = [*args, *(kwargs or {}).values()]
-        for t in [v for value in values for v in (value if isinstance(value, (list, tuple)) else (value,))]:
-            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in self.derived:
-                self.read[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes() // max(t.element_size(), 1)
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, torch.Tensor):
-                self.derived.add(t.untyped_storage().data_ptr())
-        return out
-
-
-def challenge_size(model, in_features=2) -> int:
-    """Every number the model keeps (its state_dict: parameters, trainable or not, and buffers) or its
-    forward pass reads besides the input (weights in a plain tensor list too), whichever is larger."""
-    kept = sum(t.numel() for t in model.state_dict().values())
-    x = torch.zeros(4, in_features)
-    reads = ChallengeReads(x)
-    training = model.training
+def _record_part(k, record, prefix: str, part: dict) -> None:
+    """Fetch one part of a run now: its records, or what it raised as `prefix.error`."""
     try:
-        model.eval()
-        with reads, torch.no_grad():
-            model(x)
-    except Exception:  # a model that cannot run is judged by what comes next
-        pass
-    finally:
-        model.train(training)
-    return max(kept, sum(reads.read.values()))
+        values = k.fetch(part)
+    except Raised as error:
+        record(f"{prefix}.error", str(error)[:200])
+        return
+    for key, value in values.items():
+        record(f"{prefix}.{key}", value)
 
 
-def serve_challenge(inputs):
+class ChallengeFeed:
     """The trusted side's feed of the challenge's training batches (Probe.serve): the kernel asks for
-    them one at a time (`ChallengeLoader`), and gets at most the budget of each spiral. The training
-    points stay here (private inputs): the batches drawn are all the kernel ever holds of them.
+    them one at a time (given.ChallengeLoader), and gets at most the budget of each spiral. The training
+    points stay here (private inputs): the batches drawn are all the kernel ever holds of them, and
+    `served` (batches handed out per spiral) is the grader's own count.
 
     Prompts: 'challenge K start' (a new epoch: the DataLoader reshuffles, as iter() does), 'challenge
     K next' (its next batch: 'batch X Y', base64 .npy; 'end' when the epoch is over; 'budget' once
     the budget is drawn). Anything else is refused."""
-    import base64
-    import io
-    import re
 
-    loaders, epochs, served = {}, {}, [0] * CHALLENGE_DRAWS
+    def __init__(self, inputs):
+        self.inputs, self.loaders, self.epochs = inputs, {}, {}
+        self.served = [0] * CHALLENGE_DRAWS
 
-    def encode(t: torch.Tensor) -> str:
-        buffer = io.BytesIO()
-        np.save(buffer, t.numpy(), allow_pickle=False)
-        return base64.b64encode(buffer.getvalue()).decode()
+    def __call__(self, prompt: str) -> str:
+        import base64
+        import io
+        import re
 
-    def feed(prompt: str) -> str:
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
         asked = re.fullmatch(r"challenge (\d) (start|next)", prompt)
         if asked is None or int(asked[1]) >= CHALLENGE_DRAWS:
             return "refused"
         k = int(asked[1])
-        if k not in loaders:
-            x, y = (torch.from_numpy(inputs[f"{PRIVATE}challenge.{k}.{name}"]) for name in ("x_train", "y_train"))
-            loaders[k] = DataLoader(TensorDataset(x, y), batch_size=CHALLENGE_BATCH_SIZE, shuffle=True,
-                                    generator=torch.Generator().manual_seed(int(inputs["challenge.seed"]) + k))
-        if asked[2] == "start" or k not in epochs:
-            epochs[k] = iter(loaders[k])
+        if k not in self.loaders:
+            x, y = (torch.from_numpy(self.inputs[f"{PRIVATE}challenge.{k}.{name}"]) for name in ("x_train", "y_train"))
+            self.loaders[k] = DataLoader(TensorDataset(x, y), batch_size=CHALLENGE_BATCH_SIZE, shuffle=True,
+                                         generator=torch.Generator().manual_seed(int(self.inputs["challenge.seed"]) + k))
+        if asked[2] == "start" or k not in self.epochs:
+            self.epochs[k] = iter(self.loaders[k])
             if asked[2] == "start":
                 return "started"
-        batch = next(epochs[k], None)
+        batch = next(self.epochs[k], None)
         if batch is None:  # the epoch is over (the budget's last epoch ends like any other)
             return "end"
-        if served[k] == CHALLENGE_MAX_BATCHES:
+        if self.served[k] == CHALLENGE_MAX_BATCHES:
             return "budget"
-        served[k] += 1
+        self.served[k] += 1
+
+        def encode(t) -> str:
+            buffer = io.BytesIO()
+            np.save(buffer, t.numpy(), allow_pickle=False)
+            return base64.b64encode(buffer.getvalue()).decode()
+
         return "batch " + " ".join(encode(t) for t in batch)
 
-    return feed
 
-
-class ChallengeLoader:
-    """The grader's training loader in the kernel: len, iteration, batch_size, and the count drawn. It
-    holds no data: each batch is asked of the trusted side (`serve_challenge`), which counts it and
-    refuses any past the budget, so that no batch reaches training uncounted."""
-
-    batch_size = CHALLENGE_BATCH_SIZE
-    __slots__ = ("_draw", "drawn")
-
-    def __init__(self, draw: int):
-        self._draw, self.drawn = draw, 0
-
-    def __len__(self):
-        return -(-CHALLENGE_N // CHALLENGE_BATCH_SIZE)  # batches per epoch
-
-    def __iter__(self):
-        import base64
-        import io
-
-        from autograder.probes.kernel import ask
-
-        ask(f"challenge {self._draw} start")
-        while True:
-            answer = ask(f"challenge {self._draw} next")
-            if answer == "end":
-                return
-            if answer == "budget":
-                raise RuntimeError(f"train_challenge drew more than the budget of {CHALLENGE_MAX_BATCHES} batches "
-                                   f"({CHALLENGE_MAX_BATCHES // len(self)} epochs)")
-            word, *arrays = answer.split(" ")
-            if word != "batch" or len(arrays) != 2:
-                raise RuntimeError(f"the grader's loader got {answer[:40]!r}")
-            self.drawn += 1
-            yield [torch.from_numpy(np.load(io.BytesIO(base64.b64decode(a)), allow_pickle=False))
-                   for a in arrays]  # a list [x, y], as a DataLoader over a TensorDataset gives
-
-
-def run_build_challenge_model(answers, inputs, record):
-    x = torch.from_numpy(inputs['challenge.0.x_test'][:7])
-    torch.manual_seed(int(inputs['challenge.seed']))
-    model = answers.build_challenge_model(2, 3)
-    record('is_module', isinstance(model, nn.Module))
-    record('size', challenge_size(model))
-    model.eval()
-    with torch.no_grad():
-        record('shape', list(model(x).shape))
-        record('other_shape', list(answers.build_challenge_model(4, 5).eval()(torch.zeros(7, 4)).shape))
-
-
-def run_train_challenge(answers, inputs, record):
-    """Three spirals, each: a model built after manual_seed, trained on a budgeted loader, its predictions
-    on the held-out points; the largest size and batch count, every prediction (in draw order). A model
-    over the size budget is not trained: its size alone fails it, and a huge one would hold the
-    grader for as long as its training takes."""
-    sizes, trained_sizes, batches, predictions = [], [], [], []
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a small model trains fastest on one thread, and to the same numbers on any machine
+def _hand_over(k, model, record, prefix: str, limit: int = CHALLENGE_MAX_SIZE) -> bool:
+    """Record the model as the grader will run it: its traced forward pass (prefix.program, JSON) and the
+    tensors it reads (prefix.tensor.<name>), fetched only when their size is within `limit` (else
+    prefix.size alone). False when it cannot be traced (prefix.error says why)."""
+    traced = k.given.Traced(model)
     try:
-        for k in range(CHALLENGE_DRAWS):
-            torch.manual_seed(int(inputs['challenge.seed']) + k)
-            model = answers.build_challenge_model(2, 3)
-            sizes.append(challenge_size(model))
-            if sizes[-1] > CHALLENGE_MAX_SIZE:  # it fails on its size alone: not trained, in no time
-                record('size', sizes[-1])
-                return
-            loader = ChallengeLoader(k)  # its batches come from the trusted side, one at a time (serve_challenge)
-            trained = answers.train_challenge(model, loader, torch.device('cpu'))
-            batches.append(loader.drawn)
-            if not isinstance(trained, nn.Module):
-                record('is_module', False)
-                return
-            trained_sizes.append(challenge_size(trained))
-            trained.eval()
-            with torch.no_grad():
-                predictions.append(trained(torch.from_numpy(inputs[f'challenge.{k}.x_test'])).argmax(dim=1))
-    finally:
-        torch.set_num_threads(threads)
-    record('size', max(sizes))
-    record('batches', max(batches))
-    record('is_module', True)
-    record('trained_size', max(trained_sizes))
-    record('predictions', torch.cat(predictions))
+        description = k.fetch(traced.description)
+    except Raised as error:
+        record(f"{prefix}.error", str(error)[:300])
+        return False
+    shapes = description.get("tensors", {}) if isinstance(description, dict) else {}
+    size = sum(int(np.prod(shape)) for shape in shapes.values() if isinstance(shape, list))
+    record(f"{prefix}.program", json.dumps(description))
+    if size > limit:
+        record(f"{prefix}.size", size)  # fails on its size: its numbers are not needed
+        return False
+    for name in shapes:
+        record(f"{prefix}.tensor.{name}", traced.tensors[name])
+    return True
+
+
+def program(got: dict, prefix: str, limit: int = CHALLENGE_MAX_SIZE):
+    """(the grader's Program rebuilt from what `_hand_over` recorded, or None; why not, or None)."""
+    from helpers.challenge import ChallengeError, Program
+
+    if f"{prefix}.error" in got:
+        return None, str(got[f"{prefix}.error"]).removeprefix("ChallengeError: ")
+    if f"{prefix}.size" in got:
+        return None, _size_text(int(got[f"{prefix}.size"]))
+    if f"{prefix}.program" not in got:
+        return None, "gave no model to judge"
+    try:
+        description = json.loads(str(got[f"{prefix}.program"]))
+        tensors = {key[len(prefix) + 8:]: value for key, value in got.items() if key.startswith(f"{prefix}.tensor.")}
+        made = Program(description, tensors)
+    except (ChallengeError, ValueError, TypeError, AttributeError) as error:
+        return None, str(error)
+    if made.size() > limit:
+        return None, _size_text(made.size())
+    return made, None
+
+
+def _size_text(size: int) -> str:
+    return (f"keeps or reads {size:,} numbers besides its input; the budget is {CHALLENGE_MAX_SIZE:,}: "
+            "make it narrower or shallower")
+
+
+def run_build_challenge_model(k, inputs, record):
+    """build_challenge_model(2, 3) and (4, 5), handed over as programs the grader runs itself."""
+    k.module("torch").manual_seed(int(inputs["challenge.seed"]))
+    _hand_over(k, k.answers.build_challenge_model(2, 3), record, "model")
+    _hand_over(k, k.answers.build_challenge_model(4, 5), record, "other", OTHER_LIMIT)
+
+
+def run_train_challenge(k, inputs, record):
+    """Three spirals, each: a model built after manual_seed (over the size budget: not trained), trained on
+    the grader's budgeted loader, handed over as a program; the batches the grader served."""
+    torch = k.module("torch")
+    with k.using(k.given.OneThread()):
+        for draw in range(CHALLENGE_DRAWS):
+            torch.manual_seed(int(inputs["challenge.seed"]) + draw)
+            model = k.answers.build_challenge_model(2, 3)
+            if not _hand_over(k, model, record, f"built{draw}"):
+                break  # fails on its size or its form alone: not trained
+            trained = k.answers.train_challenge(model, k.given.ChallengeLoader(draw, CHALLENGE_MAX_BATCHES),
+                                                torch.device("cpu"))
+            handed = _hand_over(k, trained, record, f"trained{draw}")
+            k.flush()
+            record(f"batches{draw}", int(k.served.served[draw]) if k.served is not None else 0)
+            if not handed:
+                break
+
+
+OTHER_LIMIT = 4 * CHALLENGE_MAX_SIZE  # build_challenge_model(4, 5) is judged on its shape: its size is not the rule's
 
 
 def expected_build_challenge_model(inputs) -> dict:
-    return {"is_module": True, "max_size": CHALLENGE_MAX_SIZE, "shape": [7, 3], "other_shape": [7, 5]}
+    return {"shape": [7, 3], "other_shape": [7, 5]}
 
 
 def expected_train_challenge(inputs) -> dict:
-    """The held-out labels of the three spirals, in draw order: equal parts, so the accuracy over all of
-    them is the mean of the three accuracies."""
-    labels = np.concatenate([inputs[f"{PRIVATE}challenge.{k}.y_test"] for k in range(CHALLENGE_DRAWS)])
-    return {"labels": labels, "max_size": CHALLENGE_MAX_SIZE, "max_batches": CHALLENGE_MAX_BATCHES}
-
-
-def _size_problem(got: dict, key: str, what: str) -> str | None:
-    size = int(got[key])
-    if size > CHALLENGE_MAX_SIZE:
-        return (f"{what} keeps or reads {size:,} numbers besides its input; the budget is {CHALLENGE_MAX_SIZE:,}: "
-                "make it narrower or shallower")
-    return None
+    """The held-out points and labels of the three spirals, in draw order (they never reach the kernel)."""
+    return {f"x_test{k}": inputs[f"{PRIVATE}challenge.{k}.x_test"] for k in range(CHALLENGE_DRAWS)} | {
+        f"labels{k}": inputs[f"{PRIVATE}challenge.{k}.y_test"] for k in range(CHALLENGE_DRAWS)}
 
 
 def _judge_build_challenge_model(got: dict, want: dict) -> str | None:
-    """A module under the size budget, giving (B, num_classes) logits for (B, in_features) inputs."""
-    missing = [k for k in ("is_module", "size", "shape", "other_shape") if k not in got]
-    if missing:
-        return f"build_challenge_model gave no {missing[0]}"
-    if not bool(got["is_module"]):
-        return "build_challenge_model should return an nn.Module"
-    problem = _size_problem(got, "size", "build_challenge_model(2, 3)")
-    for key, args in (("shape", "(2, 3) on a batch of 7 points"), ("other_shape", "(4, 5) on a batch of 7")):
-        if problem is None and list(np.asarray(got[key]).ravel()) != list(want[key]):
-            problem = (f"build_challenge_model{args.split(' on')[0]} gave outputs of shape "
-                       f"{tuple(np.asarray(got[key]).ravel())} {args.split(' ', 1)[1]}; expected {tuple(want[key])}: "
-                       "use in_features and num_classes")
-    return problem
+    """A model the grader can run, under the size budget, giving (B, num_classes) logits for (B, in_features)."""
+    import torch
+
+    for prefix, args, width, key, limit in (("model", "(2, 3)", 2, "shape", CHALLENGE_MAX_SIZE),
+                                            ("other", "(4, 5)", 4, "other_shape", OTHER_LIMIT)):
+        made, problem = program(got, prefix, limit)
+        if problem:
+            return f"build_challenge_model{args}: {problem}"
+        try:
+            shape = list(made(torch.zeros(7, width)).shape)
+        except Exception as error:  # noqa: BLE001 - the student's program, run here
+            return f"build_challenge_model{args}: {error}"
+        if shape != list(want[key]):
+            return (f"build_challenge_model{args} gave outputs of shape {tuple(shape)} on a batch of 7; expected "
+                    f"{tuple(want[key])}: use in_features and num_classes")
+    return None
+
+
+def _accuracy(got: dict, want: dict) -> tuple[float | None, str | None]:
+    """The mean accuracy of the trained programs on the grader's held-out points (kept in got, computed once)."""
+    import torch
+
+    if "accuracy" in got:
+        return float(got["accuracy"]), None
+    accuracies = []
+    for draw in range(CHALLENGE_DRAWS):
+        made, problem = program(got, f"built{draw}")
+        if problem:
+            return None, f"your model {problem}"
+        if f"batches{draw}" not in got:
+            return None, "train_challenge gave no model: it raised, or the check stopped"
+        made, problem = program(got, f"trained{draw}")
+        raised = str(got.get(f"trained{draw}.error", ""))
+        if problem and raised and not raised.startswith("ChallengeError"):
+            return None, f"train_challenge raised {raised}"
+        if int(got[f"batches{draw}"]) == 0:
+            return None, ("train_challenge drew no batch from its train_loader: it must learn from the data it is "
+                          "given (the grader's spiral is not your notebook's)")
+        if problem:
+            return None, (f"the model train_challenge returned {problem}" if problem.startswith("keeps or reads")
+                          else f"train_challenge's model: {problem}")
+        try:
+            predictions = made(torch.from_numpy(np.asarray(want[f"x_test{draw}"]))).argmax(dim=1).numpy()
+        except Exception as error:  # noqa: BLE001
+            return None, f"the model train_challenge returned: {error}"
+        accuracies.append(float((predictions == np.asarray(want[f"labels{draw}"])).mean()))
+    got["accuracy"] = np.asarray(float(np.mean(accuracies)))
+    return float(got["accuracy"]), None
 
 
 def _judge_train_challenge(got: dict, want: dict) -> str | None:
     """Within the rules, and at least the lowest tier of accuracy on the grader's held-out points."""
-    if "is_module" in got and not bool(got["is_module"]):
-        return "train_challenge should return the trained nn.Module (it returned something else, or nothing)"
-    if "size" in got and (problem := _size_problem(got, "size", "your model")):  # then it was not trained
-        return problem
-    missing = [k for k in ("size", "batches", "is_module", "trained_size", "predictions") if k not in got]
-    if missing:
-        return f"train_challenge gave no {missing[0]}"
-    problem = _size_problem(got, "trained_size", "the model train_challenge returned")
+    accuracy, problem = _accuracy(got, want)
     if problem:
         return problem
-    if int(got["batches"]) > CHALLENGE_MAX_BATCHES:
-        return f"train_challenge drew {int(got['batches'])} batches; the budget is {CHALLENGE_MAX_BATCHES}"
-    if int(got["batches"]) == 0:
-        return ("train_challenge drew no batch from its train_loader: it must learn from the data it is "
-                "given (the grader's spiral is not your notebook's)")
-    predictions, labels = np.asarray(got["predictions"]).ravel(), np.asarray(want["labels"]).ravel()
-    if predictions.shape != labels.shape:
-        return f"the trained model gave {predictions.size} predictions for {labels.size} points"
-    accuracy = float((predictions == labels).mean())
+    batches = max(int(got[f"batches{draw}"]) for draw in range(CHALLENGE_DRAWS))
     if accuracy < CHALLENGE_PASS:
         return (f"the trained models classified {accuracy:.1%} of the grader's held-out points correctly, on the "
-                f"mean of {CHALLENGE_DRAWS} spirals (they drew up to {int(got['batches'])} batches); the lowest tier "
+                f"mean of {CHALLENGE_DRAWS} spirals (they drew up to {batches} batches); the lowest tier "
                 f"needs {CHALLENGE_PASS:.0%}")
     return None
 
@@ -551,28 +521,13 @@ def _tier(grade_id: str, threshold: float):
     """The judgment of one tier cell: the held-out accuracy reaches `threshold` (run only once the
     exercise passed, so the predictions are there and of the right shape)."""
     def judge(got: dict, want: dict) -> str | None:
-        labels = np.asarray(want["labels"]).ravel()
-        accuracy = float((np.asarray(got["predictions"]).ravel() == labels).mean())
-        if accuracy < threshold:
+        accuracy, _ = _accuracy(got, want)
+        if accuracy is None or accuracy < threshold:
             return (f"{grade_id}: the trained models classified {accuracy:.1%} of the grader's held-out points "
-                    f"correctly, on the mean of {CHALLENGE_DRAWS} spirals; this tier needs {threshold:.1%}")
+                    f"correctly, on the mean of {CHALLENGE_DRAWS} spirals; this tier needs {threshold:.1%}"
+                    if accuracy is not None else f"{grade_id}: no trained model to judge")
         return None
     return judge
-
-
-def expected_make_loaders(inputs) -> dict:
-    """What the split must be: sizes, and whether the reference reshuffles and depends on the seed."""
-    from helpers.reference import data_loading as ref
-
-    n, fraction, batch = int(inputs["loaders.n"]), float(inputs["loaders.fraction"]), int(inputs["loaders.batch"])
-    seed, other = (int(v) for v in inputs["loaders.seeds"][:2])
-    train_loader, val_loader = ref.make_loaders(ProbeIds(n), batch, fraction, seed)
-    first = probe_ids(train_loader)
-    loaders = {"n": n, "n_val": int(fraction * n), "batch_size": batch,
-               "reshuffles": first != probe_ids(train_loader),
-               "seed_matters": sorted(probe_ids(val_loader)) != sorted(
-                   probe_ids(ref.make_loaders(ProbeIds(n), batch, fraction, other)[1]))}
-    return loaders
 
 
 def _first_problem(got: dict, want: dict, keys, rtol: float, atol: float) -> str | None:
@@ -592,7 +547,11 @@ def _judge_make_loaders(got: dict, want: dict) -> str | None:
     if missing:
         return f"make_loaders gave no {missing[0]}"
     ids = {k: [int(v) for v in np.asarray(got[k]).ravel()] for k in got}
-    n, n_val, batch = int(want["n"]), int(want["n_val"]), int(want["batch_size"])
+    reference = {k: [int(v) for v in np.asarray(want[k]).ravel()] for k in want}
+    n, n_val = len(reference["val"]) + len(reference["train1"]), len(reference["val"])
+    batch = max(reference["train_batches"])
+    reshuffles = reference["train2"] != reference["train1"]
+    seed_matters = sorted(reference["other_val"]) != sorted(reference["val"])
     where = f"(N={n}, batch_size={batch}: inputs your notebook never saw)"
     if len(ids["val"]) != n_val:
         return f"make_loaders: {len(ids['val'])} validation samples; expected int(val_fraction * N) = {n_val} {where}"
@@ -608,9 +567,9 @@ def _judge_make_loaders(got: dict, want: dict) -> str | None:
         return f"make_loaders: a second call with the same seed gave another split or order {where}"
     if ids["val2"] != ids["val"]:
         return f"make_loaders: the validation loader changed its order between two passes {where}"
-    if bool(want["reshuffles"]) and ids["train2"] == ids["train1"]:
+    if reshuffles and ids["train2"] == ids["train1"]:
         return f"make_loaders: the training loader gave the same order in two epochs {where}"
-    if bool(want["seed_matters"]) and sorted(ids["other_val"]) == sorted(ids["val"]):
+    if seed_matters and sorted(ids["other_val"]) == sorted(ids["val"]):
         return f"make_loaders: another seed gave the same validation set {where}"
     return None
 
@@ -635,13 +594,13 @@ PROBE = Probe(
     assignment="06_data_loading",
     reference="helpers.reference.data_loading",
     make_inputs=make_inputs,
-    serve=serve_challenge,
+    serve=ChallengeFeed,
     exercises={
         # float64 models: only the order of float operations differs between two correct answers.
-        "TensorPairDataset": Exercise(run_TensorPairDataset, tolerance=Tolerance(1e-6, 1e-6)),  # float32 too
-        "make_loaders": Exercise(run_make_loaders, expected=expected_make_loaders, judge=_judge_make_loaders),
+        "TensorPairDataset": Exercise(run_TensorPairDataset, judge=judge_TensorPairDataset),  # float32 too
+        "make_loaders": Exercise(run_make_loaders, judge=_judge_make_loaders),
         "train_one_epoch": Exercise(run_train_one_epoch, tolerance=Tolerance(1e-7, 1e-9)),
-        "evaluate": Exercise(run_evaluate, tolerance=Tolerance(1e-9, 1e-12)),
+        "evaluate": Exercise(run_evaluate, judge=judge_evaluate),
         "fit": Exercise(run_fit, judge=_judge_fit),
         "init_classifier": Exercise(run_init_classifier, expected=expected_init_classifier, judge=judge_init_classifier),
         "build_challenge_model": Exercise(run_build_challenge_model, expected=expected_build_challenge_model,

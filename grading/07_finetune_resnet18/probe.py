@@ -105,7 +105,7 @@ def run_finetune(k, inputs, record):
     loaders = k.given.loaders(inputs["finetune.x"], inputs["finetune.y"], n_train, batch_size, seed)
     train_loader, val_loader = k.unpack(loaders, 2)
     model = k.given.frozen_resnet18(seed, classes)
-    with k.using(k.given.StandIn(k.answers.finetune, "make_finetune_optimizer", k.given.notebook_optimizer)):
+    with k.using(k.given.StandIn(k.answers.finetune, {"make_finetune_optimizer": k.given.notebook_optimizer})):
         history = k.answers.finetune(model, train_loader, val_loader, epochs, k.module("torch").device("cpu"))
     model = model.cpu()
     backbone = k.given.backbone(model, seed)

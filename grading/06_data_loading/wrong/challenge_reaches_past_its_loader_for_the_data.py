@@ -1,7 +1,7 @@
 """train_challenge reaches past its loader for the training data (what the loader's methods keep in
 their closures, what its caller holds) and trains 2,400 batches on what it finds, one of them counted."""
 # exercise: train_challenge
-# message: found no training data beyond its loader
+# message: f_locals
 
 def train_challenge(model, train_loader, device):
     import sys

@@ -1,6 +1,6 @@
 """train_challenge trains the model in place but forgets to return it (returns None)."""
 # exercise: train_challenge
-# message: should return the trained nn.Module
+# message: not an nn.Module
 def train_challenge(model, train_loader, device):
     model.to(device).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
