@@ -235,10 +235,10 @@ def kernel_cells(probe: Probe) -> list[str]:
     """The code cells of the trusted run in a kernel: one to start the caller, then one conversation per
     exercise (the executor answers each with the probe's Conversation)."""
     setup = ("from autograder.probes.caller import start as __autograder_start\n"
-             f"__autograder_serve = __autograder_start(globals(), {json.dumps(probe.given or None)}, "
-             f"{json.dumps(given_name(probe.assignment))}, {probe.numpy_only})\n"
+             f"__autograder_serve = __autograder_start(globals(), {probe.given or None!r}, "
+             f"{given_name(probe.assignment)!r}, {probe.numpy_only})\n"
              "del __autograder_start\n")
-    return [setup] + [f"__autograder_serve({json.dumps(name)})" for name in probe.exercises]
+    return [setup] + [f"__autograder_serve({name!r})" for name in probe.exercises]
 
 
 def conversation(probe: Probe, inputs: Mapping[str, np.ndarray]) -> Conversation:
