@@ -61,7 +61,6 @@ import dataclasses
 import importlib
 import importlib.util
 import io
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
