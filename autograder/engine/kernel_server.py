@@ -58,7 +58,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import NoReturn
 
-from autograder.engine import cgroups, sandbox
+from autograder.engine import cgroups, privsep, sandbox
 
 # Imported once in the server, inherited by every kernel: the costly, side-effect-free ones
 # (torch alone is ~1.5 s of CPU per kernel; every setup cell ends in `%matplotlib inline`).
@@ -184,14 +184,13 @@ def _become_kernel(options: Options, env: dict, cwd: str, cgroup_fds: list[int],
     if outbox is not None:
         os.dup2(outbox, sandbox.OUTBOX_FD)  # inheritable: a cold kernel keeps it across exec
         os.close(outbox)
-    if options.sandbox:
-        try:
-            for line in sandbox.enter_kernel(options.plan(cwd)):
-                print(f"autograder: {line}", file=sys.stderr)
-        except OSError as error:
-            print(f"autograder: the kernel runs unsandboxed ({error})", file=sys.stderr)
+    home = cwd
+    if options.sandbox:  # the namespace sandbox; without one, a user of its own (privsep.py)
+        lines, home = privsep.isolate(options.plan(cwd), env, options.processes)
+        for line in lines:
+            print(f"autograder: {line}", file=sys.stderr)
     set_limits(options.memory, options.cpu, options.writes)
-    return sandbox.kernel_environment(env, home=cwd)
+    return sandbox.kernel_environment(env, home=home)
 
 
 # -- the server ---------------------------------------------------------------------------------------

@@ -294,3 +294,22 @@ def test_run_autograder_gives_the_release_zero_whatever_a_kernel_planted(autogra
     assert len(scored) == len(exercises.read(SOURCE_NB).tests)
     assert all(t["score"] == 0 and t["output"] for t in scored)
     assert any("NotImplementedError" in t["output"] for t in scored)
+
+
+def test_without_namespaces_and_without_root_results_json_refuses_and_says_why(tmp_path, monkeypatch):
+    """No namespaces, and grading not root: no kernel may run as a user of its own, so none runs;
+    results.json is a refusal that says why, and nothing is graded (issue 37, finding 7)."""
+    from autograder.classroom.gradescope import results as gradescope_results
+    from autograder.engine import privsep
+
+    shutil.copytree(COURSE.source_dir / ASSIGNMENT, tmp_path / "source" / "course" / "source" / ASSIGNMENT)
+    (tmp_path / "submission").mkdir()
+    shutil.copyfile(COURSE.source_notebook(ASSIGNMENT), tmp_path / "submission" / f"{ASSIGNMENT}.ipynb")
+    monkeypatch.setenv(privsep.NO_NAMESPACES_SETTING, "1")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(gradescope_results, "run_grade", lambda *a, **k: pytest.fail("grade ran"))
+    results = gradescope_results.grade_gradescope(tmp_path)
+    assert json.loads((tmp_path / "results" / "results.json").read_text()) == results
+    validate(results)
+    assert results["score"] == 0 and all(t.get("score", 0) == 0 for t in results["tests"])
+    assert "refused" in results["output"] and "does not run as root" in results["output"]

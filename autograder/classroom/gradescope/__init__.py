@@ -4,7 +4,8 @@ Gradescope (https://gradescope-autograders.readthedocs.io/en/latest/specs/) unpa
 /autograder/source of an Ubuntu image, runs `setup.sh` once there, then `run_autograder` for every
 submission, which must leave /autograder/results/results.json. The zip holds:
 
-  setup.sh          installs CPU PyTorch and the course's wheel (with its `grading` extra)
+  setup.sh          installs CPU PyTorch and the course's wheel (with its `grading` extra), makes
+                    the user kernels run as where namespaces are forbidden (kernel_user.py)
   run_autograder    grades /autograder/submission/ with `python -m autograder grade` (results.py)
   dist/             the course's wheel: helpers (with helpers.reference, for the trusted run),
                     autograder (probes, sandbox, nbgrader_config.py)
@@ -12,7 +13,8 @@ submission, which must leave /autograder/results/results.json. The zip holds:
   course/grading/ASSIGNMENT/  its probe, for the trusted run (mutants and variants ride along);
                     like course/source/, no grading kernel can read it: both are private paths
                     of the sandbox (autograder/batch/session.py), which tests/classroom/test_gradescope.py checks
-                    from inside a kernel that run_autograder started
+                    from inside a kernel that run_autograder started; without namespaces, both
+                    are closed to the kernels' user (tests/classroom/test_gradescope_privsep.py)
 
 Both scripts are files beside this module (setup.sh, run_autograder), read as they are.
 Written to DIR/autograder.zip (default build/gradescope/ASSIGNMENT/), whole or not at all.

@@ -14,6 +14,11 @@ ROOT/results/results.json as Gradescope reads it:
 
 A student's mistake (no notebook, several, a malformed one) gets a results.json with 0 and the
 reason; a fault of the grader itself raises, and Gradescope shows the instructor its stdout.
+
+Where the container forbids namespaces, kernels run as the user of kernel_user.py
+(autograder/engine/privsep.py), and what grade creates is closed to everyone else (umask 077);
+where even that cannot be had, results.json is a refusal (0, the reason) and nothing is graded.
+Every process of that user is killed, and waited for, before results.json is written.
 """
 
 from __future__ import annotations
@@ -31,10 +36,12 @@ from pathlib import Path
 
 import jsonschema
 
+from autograder.classroom.gradescope import kernel_user
 from autograder.course import exercises
 from autograder.course.layout import Course
 from autograder.course.notebooks import read_notebook
 from autograder.course.submitted import assignment_of
+from autograder.engine import privsep
 
 ROOT_ENV = "AUTOGRADER_GRADESCOPE_ROOT"
 DEFAULT_ROOT = Path("/autograder")
@@ -112,13 +119,22 @@ def lay_out(notebook: Path, assignment: str, submitted: Path) -> Path:
     return Path(shutil.copy2(notebook, folder / notebook.name))
 
 
-def run_grade(course_root: Path, submitted: Path, out: Path, assignment: str) -> dict:
-    """`python -m autograder grade` on the one-submission batch; its grades.json record."""
+def run_grade(course_root: Path, submitted: Path, out: Path, assignment: str,
+              separated: bool = False) -> dict:
+    """`python -m autograder grade` on the one-submission batch; its grades.json record.
+
+    Its kernels run as the kernel's user wherever they get no namespace sandbox (never open);
+    separated (there are no namespaces here, and that user was checked): every kernel runs as that
+    user without trying namespaces, and what grade creates is closed to it but for the way to each
+    kernel's job folder, which the kernel opens (umask 077)."""
     command = [sys.executable, "-m", "autograder", "--root", str(course_root), "grade",
                str(submitted), "--out", str(out), "--jobs", "1", "--assignment", assignment]
     print("$", " ".join(command), flush=True)
-    env = {**os.environ, "AUTOGRADER_ROOT": str(course_root)}  # where the probes are (grading/)
-    done = subprocess.run(command, stdout=sys.stdout, stderr=sys.stdout, check=False, env=env)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(course_root),  # where the probes are (grading/)
+           privsep.USER_SETTING: kernel_user.user_name(),
+           **({privsep.NO_NAMESPACES_SETTING: "1"} if separated else {})}
+    done = subprocess.run(command, stdout=sys.stdout, stderr=sys.stdout, check=False, env=env,
+                          umask=0o077 if separated else -1)
     grades = Path(out) / "grades.json"
     if done.returncode != 0 or not grades.is_file():
         raise RuntimeError(f"`python -m autograder grade` exited {done.returncode}; see the log above")
@@ -212,8 +228,9 @@ def grade_gradescope(root: Path) -> dict:
     """Grade ROOT/submission/ with the course in ROOT/source/course; write and return results.json.
 
     results.json is written here, by this process, after `grade` and every kernel it started have
-    ended, replacing whatever is in its place. A fault of the grader itself still writes a valid
-    results.json (0 points, the reason), then raises.
+    ended, and every process of the kernel's user was killed, replacing whatever is in its place.
+    Without namespaces and without the kernel's user, it is a refusal (0, the reason). A fault of
+    the grader itself still writes a valid results.json (0 points, the reason), then raises.
     """
     start = time.perf_counter()
     root = Path(root).resolve()
@@ -226,22 +243,33 @@ def grade_gradescope(root: Path) -> dict:
             raise RuntimeError(f"{course.source_dir} should hold one assignment, found {assignments}")
         (assignment,) = assignments
         source_nb = read_notebook(course.source_notebook(assignment))
+        kernel_user.end()  # whatever an earlier run left
+        separated = privsep.namespaces_missing() is not None
+        refusal = kernel_user.refusal(root) if separated else None
         try:
+            if refusal:
+                raise SubmissionProblem(refusal)
             notebook = find_notebook(root / "submission", assignment)
         except SubmissionProblem as problem:
+            print(problem, flush=True)
             results = problem_results(str(problem), source_nb, assignment)
         else:
             with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
                 lay_out(notebook, assignment, Path(tmp) / "submitted")
-                record = run_grade(course.root, Path(tmp) / "submitted", Path(tmp) / "out", assignment)
+                record = run_grade(course.root, Path(tmp) / "submitted", Path(tmp) / "out", assignment,
+                                   separated)
             results = results_from(record, source_nb, time.perf_counter() - start)
+        kernel_user.end()  # what the kernels left (a daemon in a session of its own), before results.json
     except Exception as error:
         reason = (f"The autograder failed ({type(error).__name__}: {str(error)[:300]}); your "
                   "instructor has been told. This is not a grade.")
         results = (problem_results(reason, source_nb, assignment) if source_nb is not None else
                    {"score": 0.0, "output": reason, "output_format": "md", "stdout_visibility": "hidden",
                     "tests": []})
-        write_results(results, target)
+        try:
+            kernel_user.end()
+        finally:
+            write_results(results, target)
         raise
     write_results(results, target)
     return results
