@@ -3,6 +3,9 @@ its state_dict, 133,123 numbers read by its forward pass (the grader measured 0 
 # exercise: train_challenge
 # message: keeps or reads
 
+import numpy as np
+
+
 class NumpyNet(nn.Module):
     def __init__(self, in_features, num_classes, width=256):
         super().__init__()
