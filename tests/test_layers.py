@@ -189,7 +189,7 @@ def test_a_probe_file_imports_nothing_of_the_grader_but_the_probe_contract():
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             for name in names:
                 if name.split(".")[0] == "autograder":
-                    # the contract is the probes package (probes.kernel: what runs in the kernel)
+                    # the contract is the probes package (probes.caller: what runs in the kernel)
                     assert name == "autograder.probes" or name.startswith("autograder.probes."), \
                         f"{path}: imports {name}"
 

@@ -77,7 +77,7 @@ def test_the_fingerprint_holds_the_graded_courses_probes_and_the_grading_layers_
     assert grading_settings(first, 60)["code"] != before["code"]
     names = {name for name, _ in grading_code(first)}
     assert {"autograder/engine/job.py", "autograder/engine/verify.py", "autograder/nbgrader_config.py",
-            "autograder/probes/kernel.py", "autograder/course/notebooks.py", "helpers/checks.py",
+            "autograder/probes/caller.py", "autograder/course/notebooks.py", "helpers/checks.py",
             "grading/00_fixture/probe.py"} <= names
     assert not {n for n in names if n.startswith(("autograder/batch/", "autograder/authoring/",
                                                   "autograder/classroom/", "autograder/__main__"))}
