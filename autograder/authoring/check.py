@@ -19,7 +19,9 @@ Gates, per assignment (docs/design.md, "The flow"):
   points        the intro table and the summary state the points the nbgrader metadata gives
                 (autograder/course/points.py);
   release sync  release/ is what nbgrader generates from source/ today;
-  no leaks      release/ holds no solution line and no hidden test line.
+  no leaks      release/ holds no solution line and no hidden test line;
+  kinds         grading/<assignment>/kinds.toml, where there is one, reads as autograder/course/kinds.py
+                says (a kind and a why per exercise).
 Solution, release, mutants, right and wrong answers are submissions to the engine that `grade`
 uses. A mutant is graded on the source notebook up to the last test it names (later cells cannot
 change those tests' scores), in a family: the mutants of an assignment share one run, forked before
@@ -30,7 +32,10 @@ exercise share one run (right answers of different exercises stay right together
 k-th wrong answers (each must fail its own exercise only, so one cannot hide another).
 
 Prints one table, writes the same to build/course-report.json (merged: `check NN` replaces NN's
-entry and keeps the other assignments' from earlier runs), exits 1 when a gate fails.
+entry and keeps the other assignments' from earlier runs), exits 1 when a gate fails. Beside the gates it
+measures how much of each notebook is copied rather than worked out: the points of its transcribed and
+one-line exercises (autograder/course/kinds.py), the table's column `transcribed` and the report's
+`transcribed_share`, and below the table the same over the assignments checked.
 """
 
 from __future__ import annotations
@@ -40,13 +45,13 @@ import copy
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from autograder.authoring import families, leaks
+from autograder.authoring import families, leaks, proofs
 from autograder.batch.backends import add_backend_options, make_backend
 from autograder.batch.session import GradingSession
-from autograder.course import exercises, grading_folder, points
+from autograder.course import exercises, grading_folder, kinds, points
 from autograder.course.atomic import atomic_write
 from autograder.course.exercises import Exercises
 from autograder.course.layout import Course, add_assignment_options, selected
@@ -90,6 +95,12 @@ class AssignmentReport:
     sandbox: list[str] = field(default_factory=list)  # what of the sandbox this machine lacked
     # One per right or wrong answer: file (relative to the course), kind, exercise, run, ok, why.
     samples: list[dict] = field(default_factory=list)
+    # The points of its transcribed and one-line exercises, and their share of max_score
+    # (autograder/course/kinds.py); None where an exercise has no kind.
+    transcribed_points: float | None = None
+    transcribed_share: float | None = None
+    digest: str = ""  # of everything the result rests on (autograder/authoring/proofs.py)
+    reused: bool = False  # read back from an earlier report with the same digest, not checked again
 
     @property
     def ok(self) -> bool:
@@ -109,6 +120,7 @@ class Plan:
     samples: dict[str, list[grading_folder.Sample]] = field(default_factory=dict)  # job label -> its answers
     # job label -> the mutant family it runs, and its job (which keeps the executed notebook)
     family_runs: dict[str, tuple[families.Family, GradeJob]] = field(default_factory=dict)
+    transcribed_points: float | None = None  # the points of transcribed and one-line exercises
 
 
 def _cells(result: GradeResult, lost: bool, among: set[str] | None = None) -> list[str]:
@@ -146,6 +158,11 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
     model = template.assignments[assignment].exercises
     problems += grading_problems(course, assignment, model)
     problems += points_problems(source_nb, assignment, model)
+    try:
+        copied = kinds.copied_points(kinds.read(course.root, assignment), model.points())
+    except kinds.KindsError as error:
+        problems.append(f"gate 'kinds': {error}")
+        copied = None
     folder = grading_folder.folder(course.root, assignment) / "mutants"
     paths = grading_folder.files(course.root, assignment, "mutants")
     mutants, applied = {}, {}
@@ -192,7 +209,7 @@ def plan_assignment(course: Course, template: Template, assignment: str, scratch
             samples[label] = group
             sizes[label] = len(source_nb.cells)
             jobs.append(GradeJob(student_id=f"{gate}-{index}", notebook=notebook, label=label, **common))
-    return Plan(assignment, jobs, mutants, len(paths), problems, sizes, samples, found_families)
+    return Plan(assignment, jobs, mutants, len(paths), problems, sizes, samples, found_families, copied)
 
 
 def sample_groups(course: Course, assignment: str, kind: str, model: Exercises) -> list[list[grading_folder.Sample]]:
@@ -411,7 +428,10 @@ def evaluate(plan: Plan, template: Template, results: list[GradeResult],
         tests=len(info.exercises.tests),
         solution_seconds=solution.seconds if solution else None, failures=failures,
         runs=[{"label": r.label, "status": r.status, "score": r.score, "seconds": r.seconds,
-               "reason": r.reason, "forked": r.label in forked} for r in results], samples=sample_records)
+               "reason": r.reason, "forked": r.label in forked} for r in results], samples=sample_records,
+        transcribed_points=plan.transcribed_points,
+        transcribed_share=(None if plan.transcribed_points is None or not info.max_score
+                           else round(plan.transcribed_points / info.max_score, 4)))
 
 
 def _judge_samples(label: str, group: list[grading_folder.Sample], result: GradeResult | None,
@@ -466,21 +486,31 @@ def _sample_record(sample: grading_folder.Sample, label: str, ok: bool, why: str
 
 def check(course: Course, requested: list[str] | None = None, n_jobs: int | None = None,
           timeout: int | None = None, progress=None, warm_kernels: bool | None = None,
-          backend=None) -> list[AssignmentReport]:
+          backend=None, reuse: Path | None = None) -> list[AssignmentReport]:
     """Run every gate of the requested assignments; returns one report per assignment.
 
     warm_kernels: fork kernels from a KernelServer (default: yes, unless
     AUTOGRADER_WARM_KERNELS=0).
+    reuse: an earlier report (build/course-report.json); an assignment whose entry there carries the
+    digest of the course as it is now (autograder/authoring/proofs.py) is not checked again: its entry
+    is the report (`reused`).
     """
     assignments = course.select(requested)
     if not assignments:
         return []
-    with GradingSession(course, "check", n_jobs, warm_kernels, backend,
-                        warn=None if progress is not None else lambda line: None) as session:
-        reports = _check(course, assignments, session, timeout, progress)
-        for report in reports:
-            report.sandbox = list(session.warnings)
-        return reports
+    digests = proofs.digests(course, assignments, timeout)
+    known = {f.name for f in fields(AssignmentReport)}
+    kept = {a: AssignmentReport(**{**entry, "reused": True}) for a, entry in proofs.reusable(reuse, digests).items()
+            if set(entry) <= known and not entry.get("failures")}  # a failed proof is made again
+    todo = [a for a in assignments if a not in kept]
+    reports = {}
+    if todo:
+        with GradingSession(course, "check", n_jobs, warm_kernels, backend,
+                            warn=None if progress is not None else lambda line: None) as session:
+            for report in _check(course, todo, session, timeout, progress):
+                report.sandbox, report.digest = list(session.warnings), digests[report.assignment]
+                reports[report.assignment] = report
+    return [reports.get(a) or kept[a] for a in assignments]
 
 
 def _check(course: Course, assignments: list[str], session: GradingSession, timeout,
@@ -513,11 +543,12 @@ def mutant_results(plan: Plan, results: list[GradeResult]) -> list[GradeResult]:
 
 
 def format_table(reports: list[AssignmentReport]) -> str:
-    header = ("assignment", "tests", "points", "solution", "release", "mutants", "answers", "seconds", "gates")
+    header = ("assignment", "tests", "points", "solution", "release", "mutants", "answers", "transcribed",
+              "seconds", "gates")
     rows = [(safe_line(r.assignment), str(r.tests), f"{r.max_score:g}", _fmt(r.solution_score),
              _fmt(r.release_score), f"{r.mutants_caught}/{r.mutants_total}",
-             f"{sum(s['ok'] for s in r.samples)}/{len(r.samples)}", f"{r.seconds:.1f}",
-             "ok" if r.ok else "FAIL") for r in reports]
+             f"{sum(s['ok'] for s in r.samples)}/{len(r.samples)}", _share(r.transcribed_points, r.max_score),
+             f"{r.seconds:.1f}", "ok" if r.ok else "FAIL") for r in reports]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
     def line(row) -> str:
@@ -529,6 +560,26 @@ def format_table(reports: list[AssignmentReport]) -> str:
 
 def _fmt(score: float | None) -> str:
     return "-" if score is None else f"{score:g}"
+
+
+def _share(copied: float | None, total: float) -> str:
+    """'5/16 31%': the points of transcribed and one-line exercises; '-' where an exercise has no kind."""
+    if copied is None:
+        return "-"
+    return f"{copied:g}/{total:g} {copied / total:.0%}" if total else f"{copied:g}/0"
+
+
+def transcription_line(reports: list[AssignmentReport]) -> str:
+    """The transcription share over the assignments checked, in words (autograder/course/kinds.py)."""
+    known = [r for r in reports if r.transcribed_points is not None]
+    missing = [r.assignment for r in reports if r.transcribed_points is None]
+    copied, total = sum(r.transcribed_points for r in known), sum(r.max_score for r in known)
+    line = (f"Transcribed or one line: {copied:g} of {total:g} points ({copied / total:.0%}) over "
+            f"{len(known)} assignment(s); at most 25 % for the course (docs/design.md, quality gates)"
+            if total else "Transcribed or one line: no classified points")
+    if missing:
+        line += f"; no kind for every exercise of {', '.join(missing)} (grading/<assignment>/kinds.toml)"
+    return safe_line(line)
 
 
 def write_report(reports: list[AssignmentReport], path: Path, course: Course | None = None) -> None:
@@ -589,6 +640,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
     wall = time.perf_counter() - start
     runs = sum(1 for r in reports for run in r.runs if not run.get("forked"))
     print(format_table(reports))
+    print(transcription_line(reports))
     kernels = "cold" if args.cold_kernels else "warm"
     print("\n" + safe_line(f"{runs} graded runs in {wall:.1f} s, {args.jobs or default_jobs()} at a time, "
                             f"{kernels} kernels; report: {report_path}"))
