@@ -125,7 +125,7 @@ def scan_failures(cells: list[tuple[str, str]], solutions: dict[str, list[str]],
     modules = set().union(*(imported_names(text) for _, text in cells))
     checks = set().union(*(scan.check_names(text) for kind, text in cells if kind in ("setup", "given")))
     for kind, text in cells:
-        found = (scan.findings(text, forbidden, modules, checks)
+        found = (scan.findings(text, forbidden, modules, checks, [code for _, code in cells])
                  if kind in ("added",) or kind.startswith("solution:") else [])
         if not found:
             continue
