@@ -8,13 +8,13 @@ value (`answer_*`) are measured apart (the readable-answer share), not here.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.course import exercises
+from autograder.course.kinds import solution_lines
 from autograder.course.notebooks import read_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,13 +23,6 @@ LIMIT = 0.10
 # Assignments whose exercises issue 20 has not reworked yet: their share is known to be above the limit.
 # strict: the day one of them passes, this test fails until it leaves the list.
 NOT_YET: set[str] = set()  # every assignment is under the limit since 2026-11-25
-REGION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
-
-
-def solution_lines(source: str) -> int:
-    """Lines of code between the solution markers: blank lines and comments do not count."""
-    return sum(1 for region in REGION.findall(source) for line in region.splitlines()
-               if line.strip() and not line.strip().startswith("#"))
 
 
 def one_line_share(nb) -> tuple[float, dict[str, float]]:
