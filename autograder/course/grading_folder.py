@@ -12,6 +12,9 @@
     given.py       the stand-ins the probe hands the student's functions in the kernel (models, loaders,
                    clocks, functions to differentiate): sent into the kernel as text, as `k.given`;
                    they compute no property, expected value or verdict (optional)
+    kinds.toml     how each exercise is asked: derived, designed, transcribed or one_line, and one
+                   line of why (autograder/course/kinds.py reads it; the transcription share of
+                   `check`'s table and report; tests/test_transcription_share.py wants every exercise)
 
 The folder sits outside source/ (nbgrader copies every file beside a notebook into the release)
 and is hidden from grading kernels: the probe runs in the grading process, and only the stand-ins'
