@@ -13,6 +13,8 @@ Typical use in a test cell::
 
 from __future__ import annotations
 
+import re
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
@@ -136,14 +138,26 @@ def relative_error_of(actual: Any, expected: Any) -> float:
     return float(np.max(np.abs(a - e) / np.maximum(1e-8, np.abs(a) + np.abs(e))))
 
 
+def _type_phrase(t: type) -> str:
+    """'an int', 'a NumPy bool', 'a torch.Tensor': a type as a student reads it (NumPy 2 names np.bool_ 'bool')."""
+    package = t.__module__.split(".")[0]
+    if package == "numpy":
+        label = "NumPy " + {"ndarray": "array", "bool_": "bool"}.get(t.__name__, t.__name__)
+    elif package == "torch":
+        label = f"torch.{t.__name__}"
+    else:
+        label = t.__name__ if package == "builtins" else t.__qualname__
+    return ("an " if label[0] in "aeiouAEIOU" else "a ") + label
+
+
 def check_type(value: Any, types: type | tuple[type, ...], name: str, hint: str | None = None) -> None:
     """`value` is an instance of `types` (bool is not taken for a number)."""
     __tracebackhide__ = True  # a failed check shows the student's line, not this frame
     types = types if isinstance(types, tuple) else (types,)
     ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
     if not ok:
-        wanted = " or ".join(t.__name__ for t in types)
-        _fail(f"{name} should be a {wanted}, but it is {_describe(value)}.", hint)
+        wanted = " or ".join(dict.fromkeys(_type_phrase(t) for t in types))
+        _fail(f"{name} should be {wanted}, but it is {_describe(value)}.", hint)
 
 
 def check_shape(value: Any, expected_shape: Sequence[int], name: str, hint: str | None = None) -> None:
@@ -274,17 +288,23 @@ def check_no_grad_left(tensors: dict[str, torch.Tensor], hint: str | None = None
 
 
 # --- progress for the student -------------------------------------------------------------------
+#
+# The outcome of the last run of each visible test cell, by the name the cell hands to passed() or
+# answer_recorded() on its last line: "passed", "recorded" (an answer's form), "failed" (a check did not
+# hold: CheckFailed, or any AssertionError) or "error" (the code raised something else; the detail names
+# it). A name missing has not run. passed() and answer_recorded() record their own outcome; a cell that
+# raises never reaches them, so an IPython hook (watch_cells) reads every cell that ran and records its
+# failure or error under the names the cell would have passed. The last run wins: a check that passed and
+# then fails again is shown failed.
 
-_passed: dict[str, bool] = {}
+_outcomes: dict[str, tuple[str, str]] = {}  # name -> (outcome, detail)
+_NAMED = re.compile(r"""\b(?:passed|answer_recorded)\(\s*(?P<q>["'])(?P<name>[^"'\n]+)(?P=q)\s*\)""")
 
 
 def passed(exercise: str) -> None:
     """Record and announce that the visible checks of `exercise` passed (the last line of a test cell)."""
-    _passed[exercise] = True
+    _outcomes[exercise] = ("passed", "")
     print(f"\u2714 {exercise}: the visible checks pass.")
-
-
-_recorded: set[str] = set()
 
 
 def answer_recorded(exercise: str) -> None:
@@ -292,31 +312,65 @@ def answer_recorded(exercise: str) -> None:
 
     Only the hidden tests know the right value, so this is not a pass: `summary` does not count it.
     """
-    _recorded.add(exercise)
+    _outcomes[exercise] = ("recorded", "")
     print(f"\u2022 {exercise}: answer recorded (form OK); its value is graded by the hidden tests.")
 
 
+def _after_cell(result: Any) -> None:
+    """IPython's post_run_cell hook: a cell that raised records its failure or error under every name it
+    hands to passed() or answer_recorded()."""
+    error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+    if error is None:
+        return  # passed() or answer_recorded() recorded the outcome themselves
+    source = getattr(getattr(result, "info", None), "raw_cell", None) or ""
+    outcome = ("failed", "") if isinstance(error, AssertionError) else ("error", type(error).__name__)
+    for match in _NAMED.finditer(source):
+        _outcomes[match.group("name")] = outcome
+
+
+def watch_cells() -> None:
+    """Record the outcome of every test cell that runs in this IPython session (Jupyter, Colab), once:
+    importing this module does it where there is a shell; nothing happens outside IPython."""
+    shell = None
+    if "IPython" in sys.modules:  # no shell without IPython loaded: plain Python, the tests
+        shell = sys.modules["IPython"].get_ipython()
+    if shell is None:
+        return
+    callbacks = shell.events.callbacks["post_run_cell"]
+    for callback in list(callbacks):  # this module imported again (a reload): one hook, the newest
+        if getattr(callback, "__name__", "") == "_after_cell" and getattr(callback, "__module__", "") == __name__:
+            shell.events.unregister("post_run_cell", callback)
+    shell.events.register("post_run_cell", _after_cell)
+
+
 def visible_results(points: dict[str, float]) -> dict[str, bool]:
-    """{exercise: whether its visible checks passed in this session}, for the exercises in `points`."""
-    return {name: _passed.get(name, False) for name in points}
+    """{exercise: whether its visible checks passed on their last run}, for the exercises in `points`."""
+    return {name: _outcomes.get(name, ("", ""))[0] == "passed" for name in points}
+
+
+def _mark(name: str) -> str:
+    outcome, detail = _outcomes.get(name, ("", ""))
+    return {"passed": "\u2714 passed",
+            "recorded": "\u2022 answer recorded, graded by the hidden tests",
+            "failed": "\u2718 failed: a check did not hold on its last run",
+            "error": f"\u2718 error: raised {detail} on its last run"}.get(outcome, "\u2718 not run yet")
 
 
 def summary(points: dict[str, float]) -> None:
-    """Print, exercise by exercise, whether its visible checks passed in this session.
+    """Print, exercise by exercise, what the last run of its visible checks gave in this session: not run
+    yet, failed, an error, an answer recorded, or passed.
 
     Returns None, so that a notebook's last cell shows the table once (Jupyter would echo a returned
-    value below it); `visible_results(points)` gives the same as a dict. Hidden tests run only when
+    value below it); `visible_results(points)` gives the passes as a dict. Hidden tests run only when
     the notebook is graded, so full marks here are necessary, not sufficient.
     """
     results = visible_results(points)
     width = max(len(name) for name in points)
     done = sum(points[name] for name, ok in results.items() if ok)
-    for name, ok in results.items():
-        mark = ("\u2714 passed " if ok else "\u2022 answer recorded, graded by the hidden tests"
-                if name in _recorded else "\u2718 not yet")
+    for name in points:
         unit = "point" if points[name] == 1 else "points"
-        print(f"  {name:<{width}}  {mark}  ({points[name]:g} {unit} at stake)")
-    recorded = [name for name in points if name in _recorded and not results[name]]
+        print(f"  {name:<{width}}  {_mark(name)}  ({points[name]:g} {unit} at stake)")
+    recorded = [name for name in points if _outcomes.get(name, ("", ""))[0] == "recorded"]
     print(f"Visible checks passed for {sum(results.values())} of {len(results)} exercises "
           f"({done:g} of {sum(points.values()):g} points at stake)"
           + (f"; {len(recorded)} answer(s) recorded, to be graded by the hidden tests." if recorded else "."))
@@ -350,3 +404,6 @@ def self_check(question: str, predicted: dict[str, Any], actual: dict[str, Any],
             mark = "\u2714" if verdict else "\u2718"
             print(f"  {mark} {key}: {actual[key]!r}." + ("" if verdict else f" {why.get(key, '')}".rstrip()))
     return verdicts
+
+
+watch_cells()  # in Jupyter or Colab, from the setup cell's import on

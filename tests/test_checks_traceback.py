@@ -132,8 +132,8 @@ from helpers.checks import check_shape, check_true
 
 a = torch.randn(3, 4, dtype=torch.float64)
 x = torch.randn(3, dtype=torch.float64)
-""".format(forward_mode_only=_class_source(  # 02's Function whose reverse mode is switched off
-    grading_folder.probe_path(ROOT, "02_autograd"), "ForwardModeOnly"))
+""".format(forward_mode_only=_class_source(  # 02's Function whose reverse mode is switched off, from its stand-ins
+    grading_folder.folder(ROOT, "02_autograd") / grading_folder.GIVEN_FILE, "ForwardModeOnly"))
 
 # name: (the student's cells, a line of theirs the error shows, the message, a phrase of the course's hint,
 # at most this many lines). The first cell of each defines; the last one raises.
