@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from probe_harness import probe_module
+from probe_harness import assignment, probe_module
 
+from autograder.probes import kernel_inputs
+from autograder.probes.session import Session, local_channel, run_exercise
 from helpers.reference.nn_modules import DigitsCNN
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,18 +26,22 @@ DRAWS = 8  # x DIGITS_SPLITS splits
 STANDARD_ERRORS = 3
 
 
+def run_reference(probe, inputs) -> dict:
+    """The DigitsCNN probe's records of the reference, through the kernel's caller in this process."""
+    channel = local_channel({"DigitsCNN": DigitsCNN}, assignment("04_nn_modules").probe.given_module())
+    return run_exercise(probe.run_digits_cnn, Session(channel), kernel_inputs(inputs))
+
+
 def test_the_reference_beats_the_mlp_by_more_than_the_graders_measure_can_err():
     probe = probe_module("04_nn_modules")
-    answers = SimpleNamespace(DigitsCNN=DigitsCNN)
     margins = []  # per split: the reference's held-out accuracy minus the MLP's
     for draw in range(DRAWS):
         inputs = probe.digits_inputs(np.random.default_rng(4000 + draw))
         assert len(np.ravel(inputs["digits.seed"])) == probe.DIGITS_SPLITS
-        got: dict = {}
-        probe.run_digits_cnn(answers, inputs, got.__setitem__)
+        got = run_reference(probe, inputs)
         mlp = [probe.expected_digits_cnn({key: value[split:split + 1] for key, value in inputs.items()})
                for split in range(probe.DIGITS_SPLITS)]
-        cnn = [probe.digits_accuracy({"predictions": np.asarray(got["predictions"])[split:split + 1]}, mlp[split])
+        cnn = [probe.digits_accuracy({"logits": got["logits"][split:split + 1]}, mlp[split])
                for split in range(probe.DIGITS_SPLITS)]
         margins += [c - m["mlp_accuracy"] for c, m in zip(cnn, mlp)]
         # What the grader compares: the mean over the splits (all of one size), the probe's expected value.

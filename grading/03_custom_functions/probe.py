@@ -1,15 +1,18 @@
 """Probes of 03_custom_functions: values, gradients for a secret upstream gradient, what is saved, the nodes;
-for Linear, what its backward returns as it returns it, and the matrix-product FLOPs it runs with an input frozen;
-for LayerNorm, what its backward returns on rows of every spread; for the engine, each operation's _backward run
-alone on parents whose grads are not zero (and an MLP swept by the probe's own backward), and backward on
-stand-in graphs whose nodes add known weights."""
+each Function's backward also called alone on its node, as the engine calls it, to see that it derives the
+gradient instead of asking autograd or PyTorch's own backward kernels for it; for Linear, what its backward
+returns as it returns it, and the matrix-product FLOPs it runs with an input frozen; for LayerNorm, what its
+backward returns on rows of every spread; for the engine, each operation's _backward run alone on parents whose
+grads are not zero (and an MLP swept by the grader's own backward), and backward on stand-in graphs whose nodes
+add known weights, with no PyTorch call anywhere.
+
+Every call is made from here through the kernel's caller; the stand-ins (the watch a backward runs under, the
+graph walks, the engine's nodes and sweep) are grading/03_custom_functions/given.py.
+"""
 
 from __future__ import annotations
 
 import numpy as np
-import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import flop_registry
 
 from autograder.probes import (
     DEFAULT_TOLERANCE,
@@ -19,6 +22,7 @@ from autograder.probes import (
     compare_arrays,
     compare_records,
 )
+from autograder.probes.session import Raised
 
 # float32 sigmoids written another way (torch.sigmoid, exp(-x) / (1 + exp(-x)) ** 2) differ by rounding.
 TOLERANCE = Tolerance(1e-5, 1e-6)
@@ -71,35 +75,95 @@ def linear_inputs(rng: np.random.Generator, name: str) -> dict[str, np.ndarray]:
     return inputs
 
 
-def probe_nodes(t) -> list[str]:
-    """type(node).__name__ of every node behind t, breadth-first, each once."""
-    names, queue, seen = [], [t.grad_fn] if t.grad_fn is not None else [], set()
-    while queue:
-        node = queue.pop(0)
-        if node in seen:
-            continue
-        seen.add(node)
-        names.append(type(node).__name__)
-        queue.extend(child for child, _ in node.next_functions if child is not None)
-    return names
+# -- derived, not asked for --------------------------------------------------------------------------------
 
+# PyTorch functions that compute a gradient: autograd's entry points, and any function named for a backward
+# pass (Tensor.backward, aten's sigmoid_backward, threshold_backward, _log_softmax_backward_data,
+# native_layer_norm_backward, convolution_backward...): a backward that calls one does not derive its gradient.
+GRADIENT_FUNCTIONS = ("grad", "vjp", "jvp", "jacobian", "hessian", "vhp", "hvp")
+
+
+def asks_autograd(error: str) -> bool:
+    """A backward's error that says it built a graph inside the watch of given.alone (or torch.func refused to
+    run under it)."""
+    return error.startswith("AskedAutograd") or "saved tensor hooks" in error
+
+
+def gradient_calls(names) -> list[str]:
+    """The functions among `names` (what a backward called) that compute a gradient for it."""
+    return [n for n in (str(v) for v in np.ravel(names)) if n in GRADIENT_FUNCTIONS or "backward" in n]
+
+
+def derivation_problem(exercise: str, got: dict) -> str | None:
+    """What each `<where>.raised`, `<where>.calls` and `<where>.aten` record of a backward called alone says: it
+    raised, it asked autograd (it built a graph), or it ran one of PyTorch's gradient functions; None when
+    derived."""
+    raised = {key: str(got[key]) for key in sorted(got) if key.endswith(".raised") and str(got[key]) != "None"}
+    for error in raised.values():
+        if asks_autograd(error):
+            return (f"{exercise}'s backward asks autograd for the gradient it should derive: called alone, as the "
+                    f"engine calls it, with grad mode off, it built a graph of its own ({error.split(': ', 1)[-1]}). "
+                    f"Derive the gradient by hand from what forward saved {UNSEEN}")
+    for error in raised.values():
+        return f"{exercise}'s backward, called on its node as the engine calls it, raised {error} {UNSEEN}"
+    for key in sorted(got):
+        if key.endswith((".calls", ".aten")) and (asked := gradient_calls(got[key])):
+            return (f"{exercise}'s backward calls PyTorch's {asked[0]}, which computes the gradient it should "
+                    f"derive: derive it by hand from what forward saved {UNSEEN}")
+    return None
+
+
+def watched(key: str) -> bool:
+    """A record of the watch (given.alone), judged by derivation_problem rather than compared."""
+    return key.endswith((".raised", ".calls", ".aten"))
+
+
+def record_alone(record, where: str, outcome) -> None:
+    """The raw outcome of given.alone: what the backward raised (or "None"), the functions and ATen operators
+    it ran."""
+    outcome = outcome if isinstance(outcome, dict) else {}
+    record(f"{where}.raised", outcome.get("raised"))
+    for part in ("calls", "aten"):
+        record(f"{where}.{part}", [str(n) for n in outcome.get(part) or []])
+
+
+def fetch_dict(k, refs: dict) -> dict:
+    """Every ref of `refs` fetched in one round trip (the student's code raised making one: Raised)."""
+    got = k.fetch(k.value(refs))
+    if not isinstance(got, dict):
+        raise Raised("the kernel handed back what the grader did not ask for")
+    return got
+
+
+# -- Sigmoid, ReLU, LogSoftmax and the wrappers ----------------------------------------------------------------
 
 def function_runner(name: str, saves: str):
-    """Values, what forward saved, and the gradient for the secret grad_y, through Name.apply."""
-    def run(answers, inputs, record):
-        function = getattr(answers, name)
+    """Values, what forward saved, the gradient for the secret grad_y through Name.apply, and backward called
+    alone on the node."""
+    def run(k, inputs, record):
+        function = getattr(k.answers, name)
+        torch = k.module("torch")
+        later = {}
         for tag in ("32", "64"):
-            x = torch.tensor(inputs[f"{name}.x{tag}"], requires_grad=True)
+            x = k.tensor(inputs[f"{name}.x{tag}"], requires_grad=True)
+            grad = k.tensor(inputs[f"{name}.grad{tag}"])
             y = function.apply(x)
             record("out" + tag, y)
-            record("dtype" + tag, str(y.dtype))
-            for i, t in enumerate(y.grad_fn.saved_tensors):
+            record("dtype" + tag, y.dtype)
+            later["saved" + tag] = k.given.saved(y)
+            later["alone" + tag] = k.given.alone(function.backward, y.grad_fn, grad)
+            record("grad" + tag, torch.autograd.grad(y, x, grad)[0])
+        got = fetch_dict(k, later)
+        for tag in ("32", "64"):
+            saved = got["saved" + tag]
+            for i, t in enumerate(saved if isinstance(saved, list) else []):
                 record(f"saved{tag}.{i}", t)
-            (grad,) = torch.autograd.grad(y, x, torch.tensor(inputs[f"{name}.grad{tag}"]))
-            record("grad" + tag, grad)
+            record_alone(record, "alone" + tag, got["alone" + tag])
 
     def expected(inputs) -> dict:
         """The reference's values; `saved<tag>` is the tensor forward must have saved (its input or output)."""
+        import torch
+
         from helpers.reference import custom_functions as ref
 
         want = {}
@@ -116,24 +180,25 @@ def function_runner(name: str, saves: str):
 
 def wrapper_runner(name: str):
     """Values, the nodes it adds to the graph (on a leaf and after an operation), the gradient reaching x."""
-    def run(answers, inputs, record):
-        function = getattr(answers, name)
+    def run(k, inputs, record):
+        function = getattr(k.answers, name)
         for tag in ("32", "64"):
-            x = torch.tensor(inputs[f"{name}.x{tag}"], requires_grad=True)
+            x = k.tensor(inputs[f"{name}.x{tag}"], requires_grad=True)
             y = function(x)
             record("out" + tag, y)
-            record("nodes" + tag, probe_nodes(y))
-            y.backward(torch.tensor(inputs[f"{name}.grad{tag}"]))
-            record("grad" + tag, x.grad)
-        record("nodes_after_a_multiplication", probe_nodes(function(x * float(inputs["scale"]))))
+            record("nodes" + tag, k.given.node_names(y))
+            record("grad" + tag, k.given.grad_through(y, x, k.tensor(inputs[f"{name}.grad{tag}"])))
+        record("nodes_after_a_multiplication", k.given.node_names(function(x * float(inputs["scale"]))))
 
     return Exercise(run, tolerance=TOLERANCE, judge=saved_judge(name, ""))
 
 
 def saved_judge(exercise: str, saves: str, call: str = "x"):
-    """Values compared as usual; `saved<tag>` passes when any tensor forward saved is that tensor;
-    node lists are named in full when they differ."""
+    """Backward derived (called alone); values compared as usual; `saved<tag>` passes when any tensor forward
+    saved is that tensor; node lists are named in full when they differ."""
     def judge(got: dict, want: dict) -> str | None:
+        if message := derivation_problem(exercise, got):
+            return message
         tolerance = {"rtol": TOLERANCE.rtol or DEFAULT_TOLERANCE.rtol, "atol": TOLERANCE.atol}
         for key, value in want.items():
             if key.startswith("saved"):
@@ -155,87 +220,84 @@ def saved_judge(exercise: str, saves: str, call: str = "x"):
     return judge
 
 
+# -- Linear ------------------------------------------------------------------------------------------------------
+
 GRAD_NAMES = ("grad_x", "grad_w", "grad_b")
 FROZEN = {"x": "x as data (requires_grad=False)", "w": "w frozen (requires_grad=False)"}
 FLOP_SLACK = 1.2  # a right backward may add a small product (grad_b as ones @ grad_y): 2 N D_out << 2 N D_out D_in
 
 
-def record_returned(record, key: str, grads) -> None:
-    """What backward returned, as it returned it: how many values, each tensor or the string "None"."""
+def record_returned(record, key: str, grads, names=GRAD_NAMES) -> None:
+    """What backward returned, as it returned it: how many values, each array or the string "None"."""
     grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
     record(f"{key}.count", len(grads))
-    for name, grad in zip(GRAD_NAMES, grads):
+    for name, grad in zip(names, grads):
         record(f"{key}.{name}", "None" if grad is None else grad)
 
 
-class MatmulFlops(TorchDispatchMode):
-    """The FLOPs of the matrix products run under it (mm, addmm, bmm... as einsum, @, F.linear reach them),
-    by torch.utils.flop_counter's formulas: what FlopCounterMode counts."""
+def run_Linear(k, inputs, record):
+    """Linear.apply's values; its backward called alone on the node (the node is the ctx forward filled in) with
+    every input trainable, with b=None on a batch of one, and with x or w frozen (FLOPs counted); the gradients
+    through autograd, which checks what backward returns."""
+    Linear, torch = k.answers.Linear, k.module("torch")
 
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:  # else the first call imports torch._dynamo: 1.4 s of CPU per kernel
-        return False
-
-    def __init__(self):
-        super().__init__()
-        self.flops = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        count = flop_registry.get(func._overloadpacket)
-        if count is not None:
-            self.flops += count(*args, **kwargs, out_val=out)
-        return out
-
-
-def run_Linear(answers, inputs, record):
-    """Linear.apply's values; its backward called on the node (the node is the ctx forward filled in) with
-    every input trainable, with b=None on a batch of one, and with x or w frozen (FLOPs counted)."""
     def tensors(tag):
-        return [torch.tensor(inputs[f"Linear.{key}{tag}"]) for key in ("x", "w", "b", "grad")]
+        return [k.tensor(inputs[f"Linear.{key}{tag}"]) for key in ("x", "w", "b", "grad")]
 
+    later = {}
     for tag in ("32", "64"):
         x, w, b, grad = tensors(tag)
         leaves = [t.requires_grad_(True) for t in (x, w, b)]
-        y = answers.Linear.apply(*leaves)
+        y = Linear.apply(*leaves)
         record(f"out{tag}", y)
-        record_returned(record, f"returned{tag}", answers.Linear.backward(y.grad_fn, grad))
-        try:  # autograd's own checks of what backward returns; its refusal is judged after the returned values
-            through_autograd = torch.autograd.grad(y, leaves, grad)
-        except RuntimeError as error:
-            record(f"autograd{tag}.error", str(error).splitlines()[0])
-            continue
-        for name, g in zip(GRAD_NAMES, through_autograd):
-            record(f"autograd{tag}.{name}", g)
+        later[f"returned{tag}"] = k.given.alone(Linear.backward, y.grad_fn, grad)
+        later[f"autograd{tag}"] = k.given.outcome(torch.autograd.grad, y, leaves, grad)
     x, w, _, grad = tensors("1")
-    y = answers.Linear.apply(x.requires_grad_(True), w.requires_grad_(True), None)
+    y = Linear.apply(x.requires_grad_(True), w.requires_grad_(True), None)
     record("out_no_bias", y)
-    record_returned(record, "returned_no_bias", answers.Linear.backward(y.grad_fn, grad))
+    later["returned_no_bias"] = k.given.alone(Linear.backward, y.grad_fn, grad)
     for frozen in FROZEN:
         x, w, b, grad = tensors("64")
-        y = answers.Linear.apply(x.requires_grad_(frozen != "x"), w.requires_grad_(frozen != "w"), b.requires_grad_(True))
-        with MatmulFlops() as counter:
-            grads = answers.Linear.backward(y.grad_fn, grad)
-        record_returned(record, f"frozen_{frozen}", grads)
-        record(f"frozen_{frozen}.flops", counter.flops)
+        y = Linear.apply(x.requires_grad_(frozen != "x"), w.requires_grad_(frozen != "w"), b.requires_grad_(True))
+        later[f"frozen_{frozen}"] = k.given.alone(Linear.backward, y.grad_fn, grad)
+    for where, outcome in fetch_dict(k, later).items():
+        outcome = outcome if isinstance(outcome, dict) else {}
+        if where.startswith("autograd"):  # autograd's own checks of what backward returns, judged after them
+            if outcome.get("raised") is not None:
+                record(f"{where}.error", outcome["raised"])
+                continue
+            returned = outcome.get("returned")
+            for name, g in zip(GRAD_NAMES, returned if isinstance(returned, (tuple, list)) else ()):
+                record(f"{where}.{name}", "None" if g is None else g)
+            continue
+        record_alone(record, where, outcome)
+        if outcome.get("raised") is None:
+            record_returned(record, where, outcome.get("returned"))
+        if where.startswith("frozen_"):
+            record(f"{where}.flops", outcome.get("flops"))
 
 
 def linear_judge(got: dict, want: dict) -> str | None:
-    """Each key compared; shapes and Nones explained in the words of the exercise; FLOPs an upper bound."""
+    """Backward derived; each key compared; shapes and Nones explained in the words of the exercise; FLOPs an
+    upper bound."""
+    if message := derivation_problem("Linear", got):
+        return message
     for key, value in want.items():
         where, _, part = key.partition(".")
         said = _linear_words(where)
+        if watched(key):
+            continue
         if key not in got and f"{where}.error" in got:
             return f"autograd refused what Linear's backward returned {said}: {got[f'{where}.error']} {UNSEEN}"
         if key not in got:
             return f"Linear gave no {key} {UNSEEN}"
-        if part == "count" and got[key] != value:
+        if part == "count" and compare_arrays(got[key], value, 0, 0):
             return (f"Linear's backward returned {got[key]} value(s) {said}; expected {value}, one per input of "
                     f"forward (x, w, b), None where no gradient is needed {UNSEEN}")
         if part == "flops":
-            if got[key] > FLOP_SLACK * value:
-                return (f"Linear's backward ran {int(got[key])} FLOPs of matrix products {said}; the gradients still "
+            flops = _number(got[key])
+            if flops is None or flops > FLOP_SLACK * float(value):
+                return (f"Linear's backward ran {got[key]} FLOPs of matrix products {said}; the gradients still "
                         f"needed take {int(value)}: it computed the frozen input's gradient and threw it away "
                         f"(look at ctx.needs_input_grad) {UNSEEN}")
             continue
@@ -249,6 +311,12 @@ def linear_judge(got: dict, want: dict) -> str | None:
         if message:
             return f"Linear: {part or 'the output'} {said} {message}{_shape_hint(part, got[key], value)} {UNSEEN}"
     return None
+
+
+def _number(value: np.ndarray) -> float | None:
+    """A recorded number as a float; None when it is not one number."""
+    value = np.asarray(value)
+    return float(value) if value.size == 1 and value.dtype.kind in "biuf" else None
 
 
 def _linear_words(where: str) -> str:
@@ -271,20 +339,31 @@ def _shape_hint(part: str, got: np.ndarray, want: np.ndarray) -> str:
     return ""
 
 
-def run_LogSoftmax(answers, inputs, record):
-    """Values (float32 3-D; float64 scores around 800) and the gradient for the secret grad_y, through .apply."""
+# -- LogSoftmax and LayerNorm ------------------------------------------------------------------------------------
+
+def run_LogSoftmax(k, inputs, record):
+    """Values (float32 3-D; float64 scores around 800) and the gradient for the secret grad_y, through .apply;
+    backward called alone on the node."""
+    LogSoftmax, torch = k.answers.LogSoftmax, k.module("torch")
+    later = {}
     for tag in ("32", "64"):
-        x = torch.tensor(inputs[f"LogSoftmax.x{tag}"], requires_grad=True)
-        y = answers.LogSoftmax.apply(x)
+        x = k.tensor(inputs[f"LogSoftmax.x{tag}"], requires_grad=True)
+        grad = k.tensor(inputs[f"LogSoftmax.grad{tag}"])
+        y = LogSoftmax.apply(x)
         record("out" + tag, y)
-        record("dtype" + tag, str(y.dtype))
-        (grad,) = torch.autograd.grad(y, x, torch.tensor(inputs[f"LogSoftmax.grad{tag}"]))
-        record("grad" + tag, grad)
+        record("dtype" + tag, y.dtype)
+        later["alone" + tag] = k.given.alone(LogSoftmax.backward, y.grad_fn, grad)
+        record("grad" + tag, torch.autograd.grad(y, x, grad)[0])
+    for where, outcome in fetch_dict(k, later).items():
+        record_alone(record, where, outcome)
 
 
 def log_softmax_judge(got: dict, want: dict) -> str | None:
-    """Values compared as usual; an overflow named as such."""
-    message = compare_records("LogSoftmax", got, want, LOG_SOFTMAX_TOLERANCE)
+    """Backward derived; values compared as usual; an overflow named as such."""
+    if message := derivation_problem("LogSoftmax", got):
+        return message
+    message = compare_records("LogSoftmax", got, {k: v for k, v in want.items() if not watched(k)},
+                              LOG_SOFTMAX_TOLERANCE)
     if message and "nan or inf" in message:
         message += ": exp of scores around 800 overflows; subtract each row's maximum first"
     return message
@@ -294,6 +373,7 @@ LOG_SOFTMAX_TOLERANCE = Tolerance(1e-5, 1e-5)  # float32 log-probabilities writt
 
 LAYERNORM_TOLERANCE = Tolerance(1e-4, 1e-4)  # float32 normalized rows written another way differ by rounding
 ENGINE_TOLERANCE = Tolerance(1e-9, 1e-9)  # float64 throughout
+LAYERNORM_NAMES = ("grad_x", "grad_gamma", "grad_beta", "eps")
 
 
 def layernorm_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -315,27 +395,34 @@ def layernorm_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     return inputs
 
 
-def run_LayerNorm(answers, inputs, record):
-    """Values, and what backward returns as it returns it (called on the node, as for Linear)."""
+def run_LayerNorm(k, inputs, record):
+    """Values, and what backward returns as it returns it (called alone on the node, as for Linear)."""
     eps = float(inputs["LayerNorm.eps"])
+    later = {}
     for tag in ("32", "64"):
-        x, gamma, beta, grad = (torch.tensor(inputs[f"LayerNorm.{key}{tag}"]) for key in ("x", "gamma", "beta", "grad"))
-        y = answers.LayerNorm.apply(x.requires_grad_(True), gamma.requires_grad_(True), beta.requires_grad_(True), eps)
+        x, gamma, beta, grad = (k.tensor(inputs[f"LayerNorm.{key}{tag}"]) for key in ("x", "gamma", "beta", "grad"))
+        y = k.answers.LayerNorm.apply(x.requires_grad_(True), gamma.requires_grad_(True), beta.requires_grad_(True),
+                                      eps)
         record(f"out{tag}", y)
-        grads = answers.LayerNorm.backward(y.grad_fn, grad)
-        grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
-        record(f"returned{tag}.count", len(grads))
-        for name, g in zip(("grad_x", "grad_gamma", "grad_beta", "eps"), grads):
-            record(f"returned{tag}.{name}", "None" if g is None else g)
+        later[f"returned{tag}"] = k.given.alone(k.answers.LayerNorm.backward, y.grad_fn, grad)
+    for where, outcome in fetch_dict(k, later).items():
+        record_alone(record, where, outcome)
+        if isinstance(outcome, dict) and outcome.get("raised") is None:
+            record_returned(record, where, outcome.get("returned"), LAYERNORM_NAMES)
 
 
 def layernorm_judge(got: dict, want: dict) -> str | None:
-    """Values compared as usual; a returned count, a None or a shape explained in the exercise's words."""
+    """Backward derived; values compared as usual; a returned count, a None or a shape explained in the
+    exercise's words."""
+    if message := derivation_problem("LayerNorm", got):
+        return message
     for key, value in want.items():
         part = key.rpartition(".")[2]
+        if watched(key):
+            continue
         if key not in got:
             return f"LayerNorm gave no {key} {UNSEEN}"
-        if part == "count" and got[key] != value:
+        if part == "count" and compare_arrays(got[key], value, 0, 0):
             return (f"LayerNorm's backward returned {got[key]} value(s); expected 4, one per input of forward "
                     f"(grad_x, grad_gamma, grad_beta, None for eps) {UNSEEN}")
         if value.dtype.kind == "U" or got[key].dtype.kind == "U":
@@ -351,12 +438,15 @@ def layernorm_judge(got: dict, want: dict) -> str | None:
     return None
 
 
+# -- the engine --------------------------------------------------------------------------------------------------
+
 ENGINE_CASES = {  # name: the shapes of the inputs of one operation (broadcasting in several ways)
     "add_row": ("add", (4, 5), (5,)), "add_column": ("add", (4, 5), (4, 1)), "add_self": ("add_self", (3, 4)),
     "add_number": ("add", (2, 3, 4), ()), "mul_row": ("mul", (4, 5), (1, 5)), "mul_3d": ("mul", (2, 3, 4), (3, 1)),
     "mul_self": ("mul_self", (3, 4)), "matmul": ("matmul", (4, 3), (3, 6)), "relu": ("relu", (5, 4)),
     "sum": ("sum", (3, 5)),
 }
+TORCH_CALLS = ("torch_calls", "torch_aten")  # the PyTorch functions and ATen operators the engine ran: none
 
 
 def value_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -385,6 +475,7 @@ def _numpy_op(kind: str, arrays: list) -> np.ndarray:
 
 
 def _engine_op(kind: str, values: list):
+    """The operation on the kernel's Values (refs: the operators run in the kernel)."""
     if kind == "add_self":
         return values[0] + values[0]
     if kind == "mul_self":
@@ -395,47 +486,48 @@ def _engine_op(kind: str, values: list):
     return {"add": lambda: a + b, "mul": lambda: a * b, "matmul": lambda: a @ b}[kind]()
 
 
-MAX_NODES = 10_000  # the probe's MLP has about twenty
-
-
-def _sweep(root) -> None:
-    """The probe's own reverse topological sweep, so that Value is judged without the student's backward."""
-    order, seen, stack = [], set(), [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-        elif id(node) not in seen:
-            if len(seen) >= MAX_NODES:  # a Value whose parents never end (not a graph the operations built)
-                raise RuntimeError(f"the graph behind the loss has more than {MAX_NODES} nodes: look at .parents")
-            seen.add(id(node))
-            stack.append((node, True))
-            stack.extend((parent, False) for parent in node.parents)
-    root.grad = np.ones_like(root.data)
-    for node in reversed(order):
-        node._backward()
-
-
-def run_Value(answers, inputs, record):
+def run_Value(k, inputs, record):
     """Each operation: out._backward() run once for a secret out.grad, on parents whose grads start non-zero;
-    then the MLP's loss swept by the probe's own backward."""
-    for case, (kind, *shapes) in ENGINE_CASES.items():
-        values = [answers.Value(inputs[f"Value.{case}.in{i}"]) for i in range(len(shapes))]
-        out = _engine_op(kind, values)
-        record(f"{case}.out", out.data)
-        for i, v in enumerate(values):
-            v.grad = inputs[f"Value.{case}.start{i}"].copy()
-        out.grad = inputs[f"Value.{case}.grad"].copy()  # a gradient that is not all ones
-        out._backward()
-        for i, v in enumerate(values):
-            record(f"{case}.grad{i}", v.grad)
-    x, y, w1, b1, w2, b2 = (answers.Value(inputs[f"Value.mlp.{key}"]) for key in ("x", "y", "w1", "b1", "w2", "b2"))
-    d = (x @ w1 + b1).relu() @ w2 + b2 - y
-    loss = (d * d).sum()
-    _sweep(loss)
-    record("mlp.loss", loss.data)
-    for key, v in zip(("x", "y", "w1", "b1", "w2", "b2"), (x, y, w1, b1, w2, b2)):
-        record(f"mlp.grad_{key}", v.grad)
+    then the MLP's loss swept by the grader's own backward (given.sweep); what PyTorch ran meanwhile (given.Watch)."""
+    Value = k.answers.Value
+    with k.using(k.given.Watch()) as watch:
+        for case, (kind, *shapes) in ENGINE_CASES.items():
+            values = [Value(inputs[f"Value.{case}.in{i}"]) for i in range(len(shapes))]
+            out = _engine_op(kind, values)
+            record(f"{case}.out", out.data)
+            for i, v in enumerate(values):
+                k.setattr(v, "grad", inputs[f"Value.{case}.start{i}"])
+            k.setattr(out, "grad", inputs[f"Value.{case}.grad"])  # a gradient that is not all ones
+            out._backward()
+            for i, v in enumerate(values):
+                record(f"{case}.grad{i}", v.grad)
+        leaves = {key: Value(inputs[f"Value.mlp.{key}"]) for key in ("x", "y", "w1", "b1", "w2", "b2")}
+        d = (leaves["x"] @ leaves["w1"] + leaves["b1"]).relu() @ leaves["w2"] + leaves["b2"] - leaves["y"]
+        loss = (d * d).sum()
+        k.given.sweep(loss)
+        record("mlp.loss", loss.data)
+        for key, v in leaves.items():
+            record(f"mlp.grad_{key}", v.grad)
+    record_torch(record, watch)
+
+
+def record_torch(record, watch) -> None:
+    """What PyTorch ran while the engine's code did (given.Watch): the functions, the ATen operators."""
+    record(TORCH_CALLS[0], watch.names)
+    record(TORCH_CALLS[1], watch.aten)
+
+
+def engine_judge(exercise: str):
+    """No PyTorch call while the engine ran; then every value compared within ENGINE_TOLERANCE."""
+    def judge(got: dict, want: dict) -> str | None:
+        names = [str(n) for key in TORCH_CALLS for n in np.ravel(got.get(key, np.asarray([])))]
+        if names:
+            return (f"{exercise} called PyTorch ({', '.join(names[:4])}); the engine works on NumPy arrays alone, "
+                    f"with gradients you derive for each operation {UNSEEN}")
+        return compare_records(exercise, got, {k: v for k, v in want.items() if k not in TORCH_CALLS},
+                               ENGINE_TOLERANCE)
+
+    return judge
 
 
 def graph_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -453,31 +545,16 @@ def graph_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     return inputs
 
 
-class _Node:
-    """A stand-in node: its output is the weighted sum of its parents', so its _backward adds weight * grad into
-    each parent; it counts its calls."""
-
-    def __init__(self, parents, weights):
-        self.parents, self.weights = tuple(parents), tuple(weights)
-        self.data, self.grad, self.calls = np.zeros(()), np.zeros(()), 0
-        self._backward = self._push
-
-    def _push(self):
-        self.calls += 1
-        for parent, weight in zip(self.parents, self.weights):
-            parent.grad = parent.grad + weight * self.grad
-
-
-def run_backward(answers, inputs, record):
-    """backward(root) on each stand-in graph: every node's grad, and how often each reachable node ran."""
-    for g in ("a", "b"):
-        nodes = []
-        for row, weights in zip(inputs[f"backward.{g}.parents"], inputs[f"backward.{g}.weights"]):
-            chosen = [(nodes[int(p)], float(w)) for p, w in zip(row, weights) if p >= 0]
-            nodes.append(_Node([n for n, _ in chosen], [w for _, w in chosen]))
-        answers.backward(nodes[-1])
-        record(f"{g}.grads", np.array([float(n.grad) for n in nodes]))
-        record(f"{g}.calls", np.array([n.calls for n in nodes]))
+def run_backward(k, inputs, record):
+    """backward(root) on each stand-in graph (given.graph): every node's grad, and how often each reachable node
+    ran; what PyTorch ran meanwhile (given.Watch)."""
+    with k.using(k.given.Watch()) as watch:
+        for g in ("a", "b"):
+            nodes = k.given.graph(inputs[f"backward.{g}.parents"], inputs[f"backward.{g}.weights"])
+            k.answers.backward(nodes[-1])
+            record(f"{g}.grads", k.given.node_grads(nodes))
+            record(f"{g}.calls", k.given.node_calls(nodes))
+    record_torch(record, watch)
 
 
 PROBE = Probe(
@@ -492,7 +569,7 @@ PROBE = Probe(
         "Linear": Exercise(run_Linear, tolerance=TOLERANCE, judge=linear_judge),
         "LogSoftmax": Exercise(run_LogSoftmax, tolerance=LOG_SOFTMAX_TOLERANCE, judge=log_softmax_judge),
         "LayerNorm": Exercise(run_LayerNorm, tolerance=LAYERNORM_TOLERANCE, judge=layernorm_judge),
-        "Value": Exercise(run_Value, tolerance=ENGINE_TOLERANCE),
-        "backward": Exercise(run_backward, tolerance=ENGINE_TOLERANCE),
+        "Value": Exercise(run_Value, tolerance=ENGINE_TOLERANCE, judge=engine_judge("Value")),
+        "backward": Exercise(run_backward, tolerance=ENGINE_TOLERANCE, judge=engine_judge("backward")),
     },
 )

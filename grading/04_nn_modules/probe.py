@@ -2,264 +2,308 @@
 
 Each module is built by the student's code at sizes the notebook never used, then its nn.Linear
 layers receive secret weights (so the check does not depend on how the student's code draws its
-initial values); forward and backward run in float64. The trusted side runs the same functions on the reference in `helpers.reference`.
+initial values); forward and backward run in float64. The trusted side runs the same calls on the reference
+in `helpers.reference`; the convolutions are compared with F.conv2d and autograd here, the digits CNN with the
+notebook's MLP trained here on the same splits, its accuracy counted here from the logits it handed back.
+
+Every call is made from here through the kernel's caller; the stand-ins (weights loaded, the loss
+backpropagated, the models to count, the training loop, the watches) are grading/04_nn_modules/given.py.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
-import torch
-import torch.nn.functional as F
-from torch import nn
-from torch.overrides import TorchFunctionMode
 
-from autograder.probes import PRIVATE, Exercise, Probe, Tolerance
+from autograder.probes import PRIVATE, Exercise, Probe, Tolerance, compare_records
+from autograder.probes.session import Raised
 
-
-def probe_tensor(inputs, key):
-    """One secret input as a float64 tensor of its own."""
-    return torch.tensor(inputs[key], dtype=torch.float64)
+UNSEEN = "(on inputs your notebook never saw)"
 
 
-def probe_floats(values):
-    """values as floats, tensors detached first (a wrong type is judged apart)."""
-    return [float(v.detach()) if isinstance(v, torch.Tensor) else float(v) for v in values]
-
-
-def probe_sizes(inputs, *keys):
+def sizes(inputs, *keys) -> list[int]:
     """Secret sizes as Python ints."""
     return [int(inputs[key]) for key in keys]
 
 
-def probe_load(layers, inputs, prefix):
-    """Copy the secret weights prefix.w<i> and prefix.b<i> into the i-th nn.Linear of layers."""
+def fetch(k, refs):
+    """The refs (a list or dict of them) fetched in one round trip, in the form asked."""
+    got = k.fetch(k.value(refs))
+    if not isinstance(got, type(refs)):
+        raise Raised("the kernel handed back what the grader did not ask for")
+    return got
+
+
+def layer_problem(state, inputs, prefix: str) -> str | None:
+    """What keeps the secret weights prefix.w<i>, prefix.b<i> out of the nn.Linear layers whose [weight, bias]
+    the kernel handed back; None when each has the expected shapes."""
     count = sum(1 for key in inputs if key.startswith(prefix + ".w"))
-    if len(layers) != count:
-        raise ValueError(f"found {len(layers)} nn.Linear layer(s); expected {count}")
-    with torch.no_grad():
-        for i, layer in enumerate(layers):
-            for name in ("weight", "bias"):
-                value, mine = probe_tensor(inputs, f"{prefix}.{name[0]}{i}"), getattr(layer, name)
-                if mine is None or tuple(mine.shape) != tuple(value.shape):
-                    shape = None if mine is None else tuple(mine.shape)
-                    raise ValueError(f"nn.Linear layer {i + 1} has {name} of shape {shape}; "
-                                     f"expected {tuple(value.shape)}")
-                mine.copy_(value)
+    if not isinstance(state, list) or len(state) != count:
+        found = len(state) if isinstance(state, list) else 0
+        return f"found {found} nn.Linear layer(s); expected {count}"
+    for i, pair in enumerate(state):
+        for name, mine in zip(("weight", "bias"), pair if isinstance(pair, list) else [None, None]):
+            want = np.shape(inputs[f"{prefix}.{name[0]}{i}"])
+            shape = mine.shape if isinstance(mine, np.ndarray) else None
+            if shape != want:
+                return f"nn.Linear layer {i + 1} has {name} of shape {shape}; expected {want}"
+    return None
 
 
-def probe_forward_backward(model, layers, inputs, record, c_key="c"):
+def load_layers(k, layers, inputs, prefix: str, record, more=None) -> dict | None:
+    """Copy the secret weights prefix.w<i> and prefix.b<i> into the layers (a ref to a list, or a list of refs)
+    when their shapes are right; `more` (name -> ref) fetched in the same round trip. None, with the problem
+    recorded, when they are not."""
+    got = fetch(k, {"state": k.given.weights_and_biases(layers), **(more or {})})
+    if problem := layer_problem(got["state"], inputs, prefix):
+        record(PROBLEM, problem)
+        return None
+    count = len(got["state"])
+    k.given.load(layers, [inputs[f"{prefix}.w{i}"] for i in range(count)],
+                 [inputs[f"{prefix}.b{i}"] for i in range(count)])
+    return got
+
+
+PROBLEM = "problem"  # what stopped the probe before the values, in the exercise's words
+
+
+def forward_backward(k, model, layers, count: int, inputs, record, c_key="c") -> None:
     """model(x), and the gradients of sum(c * model(x)) for x and every layer's weight and bias."""
-    x = probe_tensor(inputs, "x").requires_grad_(True)
-    out = model(x)
-    record("out", out)
-    (out * probe_tensor(inputs, c_key)).sum().backward()
+    x = k.tensor(inputs["x"], "float64", requires_grad=True)
+    record("out", k.given.forward_backward(model, x, k.tensor(inputs[c_key], "float64")))
     record("grad_x", x.grad)
-    for i, layer in enumerate(layers):
-        record(f"grad_weight{i}", layer.weight.grad)
-        record(f"grad_bias{i}", layer.bias.grad)
+    for i in range(count):
+        record(f"grad_weight{i}", layers[i].weight.grad)
+        record(f"grad_bias{i}", layers[i].bias.grad)
 
 
-def probe_build_sequential(build_sequential, inputs, record):
+def tight_judge(name: str):
+    """What stopped the probe, else every expected key compared within TIGHT."""
+    def judge(got: dict, want: dict) -> str | None:
+        if PROBLEM in got:
+            return f"{name}: {got[PROBLEM]} {UNSEEN}"
+        return compare_records(name, got, want, TIGHT)
+
+    return judge
+
+
+def run_build_sequential(k, inputs, record):
     """build_sequential at secret sizes, on the secret weights."""
-    torch.manual_seed(int(inputs["seed"]))
-    model = build_sequential(*probe_sizes(inputs, "d_in", "h", "d_out"))
-    record("is_sequential", isinstance(model, nn.Sequential))
+    k.module("torch").manual_seed(int(inputs["seed"]))
+    model = k.answers.build_sequential(*sizes(inputs, "d_in", "h", "d_out"))
+    record("is_sequential", k.isinstance(model, k.module("torch.nn").Sequential))
     model = model.double()
-    layers = [m for m in model.modules() if isinstance(m, nn.Linear)]
-    probe_load(layers, inputs, "net")
-    record("parameters", sum(p.numel() for p in model.parameters()))
-    probe_forward_backward(model, layers, inputs, record)
+    layers = k.given.linear_layers(model)
+    got = load_layers(k, layers, inputs, "net", record, {"parameters": k.given.parameters(model)})
+    if got is None:
+        return
+    record("parameters", sum(np.size(p) for p in got["parameters"] if isinstance(p, np.ndarray)))
+    forward_backward(k, model, layers, len(got["state"]), inputs, record)
 
 
-def probe_two_layer_net(TwoLayerNet, inputs, record):
+def run_two_layer_net(k, inputs, record):
     """TwoLayerNet at secret sizes: its parameter names, then the secret weights in linear1, linear2."""
-    torch.manual_seed(int(inputs["seed"]))
-    model = TwoLayerNet(*probe_sizes(inputs, "d_in", "h", "d_out")).double()
-    record("names", sorted(name for name, _ in model.named_parameters()))
+    k.module("torch").manual_seed(int(inputs["seed"]))
+    model = k.answers.TwoLayerNet(*sizes(inputs, "d_in", "h", "d_out")).double()
     layers = [model.linear1, model.linear2]
-    probe_load(layers, inputs, "net")
-    probe_forward_backward(model, layers, inputs, record)
+    got = load_layers(k, layers, inputs, "net", record, {"names": k.given.parameter_names(model)})
+    if got is None:
+        return
+    record("names", sorted(str(n) for n in got["names"]) if isinstance(got["names"], list) else "?")
+    forward_backward(k, model, layers, 2, inputs, record)
 
 
-def probe_parallel_block(ParallelBlock, inputs, record):
-    """Two ParallelBlocks in a Sequential (d_in -> h -> h), on secret weights."""
-    torch.manual_seed(int(inputs["seed"]))
-    d_in, h = probe_sizes(inputs, "d_in", "h")
-    model = nn.Sequential(ParallelBlock(d_in, h), ParallelBlock(h, h)).double()
-    record("separate_layers", [block.linear1 is not block.linear2 for block in model])
-    record("parameters", len(list(model.parameters())))
-    layers = [layer for block in model for layer in (block.linear1, block.linear2)]
-    probe_load(layers, inputs, "parallel")
-    probe_forward_backward(model, layers, inputs, record, c_key="parallel.c")
+def run_parallel_block(k, inputs, record):
+    """Two ParallelBlocks in a Sequential (d_in -> h -> h), on secret weights: linear1 and linear2 two layers
+    (their ids differ), four parameters in all."""
+    k.module("torch").manual_seed(int(inputs["seed"]))
+    d_in, h = sizes(inputs, "d_in", "h")
+    ParallelBlock, ids = k.answers.ParallelBlock, k.module("builtins").id
+    model = k.module("torch.nn").Sequential(ParallelBlock(d_in, h), ParallelBlock(h, h)).double()
+    layers = [model[i].attr(name) for i in (0, 1) for name in ("linear1", "linear2")]
+    got = load_layers(k, layers, inputs, "parallel", record,
+                      {"ids": [ids(layer) for layer in layers], "parameters": k.given.parameters(model)})
+    if got is None:
+        return
+    record("separate_layers", [got["ids"][0] != got["ids"][1], got["ids"][2] != got["ids"][3]])
+    record("parameters", len(got["parameters"]) if isinstance(got["parameters"], list) else -1)
+    forward_backward(k, model, layers, 4, inputs, record, c_key="parallel.c")
 
 
-def probe_linear_regression(LinearRegression, inputs, record):
-    """LinearRegression(d): registered zero parameters, then forward and gradients on secret w, b."""
-    d = int(inputs["regression.d"])
-    model = LinearRegression(d)
-    record("names", sorted(name for name, _ in model.named_parameters()))
+def run_linear_regression(k, inputs, record):
+    """LinearRegression(d): registered zero parameters of the default dtype, then forward and gradients on secret
+    w, b."""
+    torch = k.module("torch")
+    model = k.answers.LinearRegression(int(inputs["regression.d"]))
     record("w_start", model.w)
     record("b_start", model.b)
-    record("default_dtype", [p.dtype == torch.get_default_dtype() for p in (model.w, model.b)])
+    first = fetch(k, {"names": k.given.parameter_names(model), "dtypes": [model.w.dtype, model.b.dtype],
+                      "default": torch.get_default_dtype()})
+    record("names", sorted(str(n) for n in first["names"]) if isinstance(first["names"], list) else "?")
+    record("default_dtype", [dtype == first["default"] for dtype in first["dtypes"]])
     model = model.double()
-    if not all(p.dtype == torch.float64 for p in (model.w, model.b)):
-        raise ValueError("after .double(), w and b are not float64: are they registered nn.Parameters?")
-    with torch.no_grad():
-        model.w.copy_(probe_tensor(inputs, "regression.w"))
-        model.b.copy_(probe_tensor(inputs, "regression.b"))
-    x = probe_tensor(inputs, "regression.x").requires_grad_(True)
-    out = model(x)
-    record("out", out)
-    (out * probe_tensor(inputs, "regression.c")).sum().backward()
+    if fetch(k, [model.w.dtype, model.b.dtype]) != ["torch.float64"] * 2:
+        record(PROBLEM, "after .double(), w and b are not float64: are they registered nn.Parameters?")
+        return
+    k.given.load_parameters(model, {"w": inputs["regression.w"], "b": inputs["regression.b"]})
+    x = k.tensor(inputs["regression.x"], "float64", requires_grad=True)
+    record("out", k.given.forward_backward(model, x, k.tensor(inputs["regression.c"], "float64")))
     record("grad_w", model.w.grad)
     record("grad_b", model.b.grad)
     record("grad_x", x.grad)
 
 
-class ProbeScaled(nn.Module):
-    """A parameter of its own beside a submodule, and a buffer that is not a parameter."""
-
-    def __init__(self, a, b):
-        super().__init__()
-        self.scale = nn.Parameter(torch.ones(a, b))
-        self.inner = nn.Linear(b, a)
-        self.register_buffer("running", torch.zeros(a))
-
-
-def probe_count_models(inputs):
-    """Models with buffers, frozen layers, a frozen bias, and parameters outside any submodule."""
-    torch.manual_seed(int(inputs["seed"]))
-    a, b, c, d = probe_sizes(inputs, "count.a", "count.b", "count.c", "count.d")
-    middle_frozen = nn.Sequential(nn.Linear(a, b), nn.Linear(b, c), nn.Linear(c, d))
-    middle_frozen[1].requires_grad_(False)
-    bias_frozen = nn.Sequential(nn.Linear(a, b), nn.ReLU(), nn.Linear(b, c))
-    bias_frozen[2].bias.requires_grad_(False)
-    conv = nn.Sequential(nn.Conv2d(a, b, 3), nn.BatchNorm2d(b), nn.ReLU())
-    conv[1].requires_grad_(False)
-    scaled = ProbeScaled(a, c)
-    scaled.inner.weight.requires_grad_(False)
-    return [nn.Sequential(nn.Linear(a, b), nn.BatchNorm1d(b), nn.Linear(b, 1)), middle_frozen,
-            nn.Linear(c, d).requires_grad_(False), bias_frozen, conv, scaled]
+def run_count_parameters(k, inputs, record):
+    """count_parameters on every model of given.count_models: the counts, and that each is an int."""
+    models = k.given.count_models(*sizes(inputs, "count.a", "count.b", "count.c", "count.d"), int(inputs["seed"]))
+    counts = fetch(k, [k.given.each(k.answers.count_parameters, models)])[0]
+    counts = counts if isinstance(counts, list) else []
+    record("is_int", [isinstance(n, int) and not isinstance(n, bool) for n in counts])
+    record("counts", [_number(n) for n in counts])
 
 
-def probe_count_parameters(count_parameters, inputs, record):
-    """count_parameters on every model of probe_count_models: the counts, and that each is an int."""
-    counts = [count_parameters(model) for model in probe_count_models(inputs)]
-    record("is_int", [isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in counts])
-    record("counts", [int(n) for n in counts])
+def _number(value) -> float:
+    """A returned value as a number (a 0-d array's too); nan when it is not one."""
+    array = np.asarray(value) if isinstance(value, (int, float, np.ndarray)) else np.asarray(np.nan)
+    return float(array) if array.size == 1 and array.dtype.kind in "biuf" else float("nan")
 
 
-def probe_mlp(inputs):
-    """Linear(d_in, h), Tanh, Linear(h, d_out) in float64 with the secret weights."""
-    d_in, h, d_out = probe_sizes(inputs, "d_in", "h", "d_out")
-    model = nn.Sequential(nn.Linear(d_in, h), nn.Tanh(), nn.Linear(h, d_out)).double()
-    probe_load([model[0], model[2]], inputs, "net")
-    return model
-
-
-def probe_train_manual_sgd(train_manual_sgd, inputs, record):
+def run_train_manual_sgd(k, inputs, record):
     """Secret data, learning rate and steps: the losses and final weights; then a half-frozen model."""
-    x, y = probe_tensor(inputs, "x"), probe_tensor(inputs, "train.y")
+    x, y = k.tensor(inputs["x"], "float64"), k.tensor(inputs["train.y"], "float64")
     learning_rate, steps = float(inputs["train.learning_rate"]), int(inputs["train.steps"])
-    model = probe_mlp(inputs)
-    losses = train_manual_sgd(model, x, y, learning_rate, steps)
-    record("losses_are_floats", [isinstance(v, float) for v in losses])
-    record("losses", probe_floats(losses))
-    for i, p in enumerate(model.parameters()):
-        record(f"trained{i}", p)
-    frozen = probe_mlp(inputs)
+    weights, biases = [inputs["net.w0"], inputs["net.w1"]], [inputs["net.b0"], inputs["net.b1"]]
+    model = k.given.mlp(weights, biases)
+    losses = k.given.listed(k.answers.train_manual_sgd(model, x, y, learning_rate, steps))
+    trained = k.given.parameters(model)
+    frozen = k.given.mlp(weights, biases)
     frozen[0].requires_grad_(False)
-    losses = train_manual_sgd(frozen, x, y, learning_rate, 2)
-    record("frozen_losses", probe_floats(losses))
-    for i, p in enumerate(frozen.parameters()):
-        record(f"frozen{i}", p)
+    frozen_losses = k.given.listed(k.answers.train_manual_sgd(frozen, x, y, learning_rate, 2))
+    for i in range(4):
+        record(f"trained{i}", trained[i])
+        record(f"frozen{i}", k.given.parameters(frozen)[i])
+    got = fetch(k, {"losses": losses, "frozen_losses": frozen_losses})
+    record("losses_are_floats", [isinstance(v, float) for v in got["losses"]])
+    record("losses", [_number(v) for v in got["losses"]])
+    record("frozen_losses", [_number(v) for v in got["frozen_losses"]])
 
 
 # -- convolution ------------------------------------------------------------------------------------
 
-class ProbeOps(TorchFunctionMode):
-    """Watches the PyTorch functions a call runs: whether a convolution ran (F.conv2d, nn.Conv2d,
-    torch.convolution... all have "conv" in their name), and the numbers read that did not come from
-    the given inputs (each storage counted once, whole: a view of a table counts the table). A function
-    mode, not a dispatch mode: the latter imports torch._dynamo on first use, seconds on a busy machine."""
-
-    def __init__(self, *inputs):
-        super().__init__()
-        self.convolution = False
-        self.derived = {t.untyped_storage().data_ptr() for t in inputs}
-        self.read: dict[int, int] = {}
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if "conv" in getattr(func, "__name__", ""):
-            self.convolution = True
-        values = [*args, *(kwargs or {}).values()]
-        for t in [v for value in values for v in (value if isinstance(value, (list, tuple)) else (value,))]:
-            if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in self.derived:
-                storage = t.untyped_storage()
-                self.read[storage.data_ptr()] = storage.nbytes() // max(t.element_size(), 1)
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, torch.Tensor):
-                self.derived.add(t.untyped_storage().data_ptr())
-        return out
+CONV_CASES = ("conv.a", "conv.b", "conv.c")
+CONV_GRADS = ("grad_x", "grad_weight", "grad_bias")
+GRADIENT_FUNCTIONS = ("grad", "vjp", "jvp", "jacobian", "hessian", "vhp", "hvp")  # and any "...backward..."
 
 
-def probe_conv_case(inputs, prefix):
-    """x, weight, bias (None where the case has none) as float64 tensors; stride and padding as ints."""
-    bias = probe_tensor(inputs, prefix + ".bias") if int(inputs[prefix + ".with_bias"]) else None
-    return (probe_tensor(inputs, prefix + ".x"), probe_tensor(inputs, prefix + ".weight"), bias,
+def conv_case(k, inputs, prefix):
+    """x, weight, bias (None where the case has none) as float64 tensors in the kernel; stride and padding."""
+    bias = k.tensor(inputs[prefix + ".bias"], "float64") if int(inputs[prefix + ".with_bias"]) else None
+    return (k.tensor(inputs[prefix + ".x"], "float64"), k.tensor(inputs[prefix + ".weight"], "float64"), bias,
             int(inputs[prefix + ".stride"]), int(inputs[prefix + ".padding"]))
 
 
-CONV_CASES = ("conv.a", "conv.b", "conv.c")
+def record_watched(record, prefix: str, outcome) -> object:
+    """given.watched's raw outcome: what the call raised (or "None"), the functions and ATen operators it ran;
+    what it returned."""
+    outcome = outcome if isinstance(outcome, dict) else {}
+    record(prefix + ".raised", outcome.get("raised"))
+    for part in ("calls", "aten"):
+        record(f"{prefix}.{part}", [str(n) for n in outcome.get(part) or []])
+    return outcome.get("returned")
 
 
-def run_conv2d_forward(answers, inputs, record):
-    """conv2d_forward on three secret cases; whether PyTorch's convolution ran inside it."""
+def run_conv2d_forward(k, inputs, record):
+    """conv2d_forward on three secret cases, each under given.watched (the PyTorch functions it ran)."""
+    later = {}
     for prefix in CONV_CASES:
-        x, weight, bias, stride, padding = probe_conv_case(inputs, prefix)
-        watch = ProbeOps()
-        with watch:
-            out = answers.conv2d_forward(x, weight, bias, stride=stride, padding=padding)
-        record(prefix + ".used_convolution", watch.convolution)
-        record(prefix + ".out", out)
+        x, weight, bias, stride, padding = conv_case(k, inputs, prefix)
+        later[prefix] = k.given.watched(k.answers.conv2d_forward, x, weight, bias, stride=stride, padding=padding)
+    for prefix, outcome in fetch(k, later).items():
+        out = record_watched(record, prefix, outcome)
+        if outcome.get("raised") is None:
+            record(prefix + ".out", out)
 
 
-def run_conv2d_backward(answers, inputs, record):
-    """conv2d_backward on three secret cases and upstream gradients; whether PyTorch's convolution ran."""
+def run_conv2d_backward(k, inputs, record):
+    """conv2d_backward on three secret cases and upstream gradients, each under given.watched (grad mode off,
+    autograd refusing to save a tensor: a backward that builds a graph raises; the PyTorch functions it ran)."""
+    later = {}
     for prefix in CONV_CASES:
-        x, weight, _, stride, padding = probe_conv_case(inputs, prefix)
-        watch = ProbeOps()
-        with watch:
-            grads = answers.conv2d_backward(probe_tensor(inputs, prefix + ".grad_out"), x, weight,
-                                            stride=stride, padding=padding)
-        record(prefix + ".used_convolution", watch.convolution)
-        record(prefix + ".returns", len(grads) if isinstance(grads, (tuple, list)) else -1)
-        for name, grad in zip(("grad_x", "grad_weight", "grad_bias"), grads):
-            record(f"{prefix}.{name}", grad)
+        x, weight, _, stride, padding = conv_case(k, inputs, prefix)
+        grad_out = k.tensor(inputs[prefix + ".grad_out"], "float64")
+        later[prefix] = k.given.watched(k.answers.conv2d_backward, grad_out, x, weight, stride=stride, padding=padding)
+    for prefix, outcome in fetch(k, later).items():
+        grads = record_watched(record, prefix, outcome)
+        if outcome.get("raised") is None:
+            record(prefix + ".returns", len(grads) if isinstance(grads, (tuple, list)) else -1)
+            for name, grad in zip(CONV_GRADS, grads if isinstance(grads, (tuple, list)) else ()):
+                record(f"{prefix}.{name}", "None" if grad is None else grad)
 
 
 def expected_conv2d_backward(inputs) -> dict:
-    """The gradients by autograd through F.conv2d."""
+    """The gradients by autograd through F.conv2d, here."""
+    import torch
+    import torch.nn.functional as F
+
     want = {}
     for prefix in CONV_CASES:
-        x, weight, _, stride, padding = probe_conv_case(inputs, prefix)
+        x, weight, _, stride, padding = _conv_tensors(inputs, prefix)
         leaves = [t.requires_grad_(True) for t in (x, weight, torch.zeros(weight.shape[0], dtype=torch.float64))]
         out = F.conv2d(*leaves, stride=stride, padding=padding)
-        grads = torch.autograd.grad(out, leaves, probe_tensor(inputs, prefix + ".grad_out"))
-        want.update({prefix + ".used_convolution": False, prefix + ".returns": 3})
-        want.update({f"{prefix}.{name}": g for name, g in zip(("grad_x", "grad_weight", "grad_bias"), grads)})
+        grads = torch.autograd.grad(out, leaves, torch.tensor(inputs[prefix + ".grad_out"], dtype=torch.float64))
+        want[prefix + ".returns"] = 3
+        want.update({f"{prefix}.{name}": g for name, g in zip(CONV_GRADS, grads)})
     return want
 
 
 def expected_conv2d_forward(inputs) -> dict:
-    """F.conv2d itself."""
+    """F.conv2d itself, here."""
+    import torch.nn.functional as F
+
     want = {}
     for prefix in CONV_CASES:
-        x, weight, bias, stride, padding = probe_conv_case(inputs, prefix)
-        want[prefix + ".used_convolution"] = False
+        x, weight, bias, stride, padding = _conv_tensors(inputs, prefix)
         want[prefix + ".out"] = F.conv2d(x, weight, bias, stride=stride, padding=padding)
     return want
+
+
+def _conv_tensors(inputs, prefix):
+    """conv_case's values as float64 tensors of this process."""
+    import torch
+
+    def tensor(key):
+        return torch.tensor(inputs[f"{prefix}.{key}"], dtype=torch.float64)
+
+    return (tensor("x"), tensor("weight"), tensor("bias") if int(inputs[prefix + ".with_bias"]) else None,
+            int(inputs[prefix + ".stride"]), int(inputs[prefix + ".padding"]))
+
+
+def conv_judge(name: str, backward: bool):
+    """What the call raised (asking autograd, in a backward, said as such); a convolution of PyTorch, or a
+    function that computes a gradient, among the functions it called; then the values within TIGHT."""
+    def judge(got: dict, want: dict) -> str | None:
+        for prefix in CONV_CASES:
+            error = str(got.get(prefix + ".raised", "None"))
+            if error == "None":
+                continue
+            if backward and (error.startswith("AskedAutograd") or "saved tensor hooks" in error):
+                return (f"{name} asks autograd for the gradients it should derive: called with grad mode off, it built "
+                        f"a graph of its own ({error.split(': ', 1)[-1]}). Derive them from out_mat = W_mat @ cols: "
+                        f"F.unfold and F.fold are all you need {UNSEEN}")
+            return f"{name} raised {error} {UNSEEN}"
+        for prefix in CONV_CASES:
+            names = [str(n) for part in ("calls", "aten") for n in np.ravel(got.get(f"{prefix}.{part}", np.asarray([])))]
+            if convolution := [n for n in names if "conv" in n.lower()]:
+                how = ("derive the gradients from out_mat = W_mat @ cols: F.unfold and F.fold are all you need"
+                       if backward else "build it from F.unfold and one matrix product")
+                return f"{name} called PyTorch's convolution ({convolution[0]}): {how} {UNSEEN}"
+            if backward and (asked := [n for n in names if n in GRADIENT_FUNCTIONS or "backward" in n]):
+                return (f"{name} calls PyTorch's {asked[0]}, which computes the gradients it should derive: derive "
+                        f"them from out_mat = W_mat @ cols {UNSEEN}")
+        return compare_records(name, got, want, TIGHT)
+
+    return judge
 
 
 def conv_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -291,24 +335,14 @@ DIGITS_FLOOR = 0.90  # below it DigitsCNN has not learned the digits, and fails 
 # about one split in a hundred: a sound CNN could lose its points by luck. On the mean of three the
 # deviation is 0.38 %, four of them between the reference and the bar (tests/test_digits_judge.py).
 DIGITS_SPLITS = 3
+DIGITS_SHAPE_BATCH = 5  # held-out images of the first split, for the output's shape and the numbers read
 
 
-def probe_train_classifier(model, x, y, seed, epochs=36, batch_size=64, learning_rate=1e-2):
-    """The notebook's train_classifier: Adam on the cross-entropy, shuffled mini-batches from seed."""
-    order = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a small model trains fastest on one thread, and to the same numbers anywhere
-    try:
-        for _ in range(epochs):
-            for batch in torch.randperm(len(y), generator=order).split(batch_size):
-                loss = F.cross_entropy(model(x[batch]), y[batch])
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-    finally:
-        torch.set_num_threads(threads)
-    return model
+def given_here():
+    """This folder's given.py as a module of this process: the MLP is trained here as the kernel trains the CNN."""
+    from autograder.probes import caller, given_name
+
+    return caller.load_given(Path(__file__).with_name("given.py").read_text(), given_name("04_nn_modules"))
 
 
 def digits_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -324,58 +358,85 @@ def digits_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
             "digits.x_test": pixels[test].reshape(DIGITS_SPLITS, -1, 1, 8, 8), PRIVATE + "digits.y_test": labels[test]}
 
 
-def run_digits_cnn(answers, inputs, record):
-    """DigitsCNN: its layers, size and the numbers its forward pass reads; then, on each secret split, a
-    fresh one trained by the notebook's train_classifier, its predictions on the held-out images."""
-    seeds = [int(seed) for seed in np.ravel(inputs["digits.seed"])]
-    predictions = []
-    for split, seed in enumerate(seeds):
+def run_digits_cnn(k, inputs, record):
+    """DigitsCNN: its convolutions, its trainable parameters and the shapes of every tensor it holds (given.held)
+    fetched, sizes counted here; its logits on a few held-out images and the numbers its forward pass read
+    (given.reads); then, within the budget, on each secret split a fresh one trained by the notebook's
+    train_classifier, its logits on the held-out images."""
+    torch, given = k.module("torch"), k.given
+    logits = []
+    for split, seed in enumerate(int(seed) for seed in np.ravel(inputs["digits.seed"])):
         torch.manual_seed(seed)
-        model = answers.DigitsCNN()
-        x_test = torch.from_numpy(inputs["digits.x_test"][split])
+        model = k.answers.DigitsCNN()
         if split == 0:
-            record("has_conv", any(isinstance(m, nn.Conv2d) for m in model.modules()))
-            record("size", sum(p.numel() for p in model.parameters() if p.requires_grad))
-            watch = ProbeOps(x_test)
-            with watch, torch.no_grad():
-                record("shape", list(model(x_test[:5]).shape))
-            record("reads", sum(watch.read.values()))
-        model = probe_train_classifier(model, torch.from_numpy(inputs["digits.x_train"][split]),
-                                       torch.from_numpy(inputs["digits.y_train"][split]), seed)
-        with torch.no_grad():
-            predictions.append(model(x_test).argmax(dim=1))
-    record("predictions", torch.stack(predictions))
+            got = fetch(k, {"convs": given.conv_layers(model), "trainable": given.trainable(model),
+                            "held": given.held(model)})
+            record("convs", len(got["convs"]) if isinstance(got["convs"], list) else 0)
+            record("trainable", _numbers_in(got["trainable"]))
+            record("held", _numbers_of(got["held"]))
+            few = given.reads(model, k.tensor(inputs["digits.x_test"][0][:DIGITS_SHAPE_BATCH]))
+            record("few_logits", few["logits"])
+            record("reads", few["reads"])
+            if max(_numbers_in(got["trainable"]), _numbers_of(got["held"])) > DIGITS_MLP_SIZE:
+                return  # judged on its size; not trained
+        model = given.train_classifier(model, inputs["digits.x_train"][split], inputs["digits.y_train"][split], seed)
+        logits.append(given.logits(model, inputs["digits.x_test"][split]))
+    record("logits", torch.stack(logits))
+
+
+def _numbers_in(arrays) -> int:
+    """How many numbers the arrays the kernel handed back (a list of them) hold."""
+    return int(sum(np.size(v) for v in arrays if isinstance(v, np.ndarray))) if isinstance(arrays, list) else 0
+
+
+def _numbers_of(shapes) -> int:
+    """How many numbers arrays of these shapes (a list of lists of sizes) hold; more than any budget when the
+    kernel handed back something else."""
+    if not isinstance(shapes, list) or not all(
+            isinstance(s, list) and all(isinstance(n, int) and n >= 0 for n in s) for s in shapes):
+        return 2**62
+    return int(sum(np.prod(s, dtype=np.float64) for s in shapes))
 
 
 def expected_digits_cnn(inputs) -> dict:
-    """The MLP of the notebook trained the same way on the same splits: its mean held-out accuracy is the one
-    to beat."""
+    """The MLP of the notebook trained the same way on the same splits, here: its mean held-out accuracy is the
+    one to beat."""
+    import torch
+    from torch import nn
+
+    given = given_here()
     labels = inputs[PRIVATE + "digits.y_test"]
     correct = []
     for split, seed in enumerate(int(seed) for seed in np.ravel(inputs["digits.seed"])):
         torch.manual_seed(seed)
         mlp = nn.Sequential(nn.Flatten(), nn.Linear(64, 100), nn.ReLU(), nn.Linear(100, 10))
-        mlp = probe_train_classifier(mlp, torch.from_numpy(inputs["digits.x_train"][split]),
-                                     torch.from_numpy(inputs["digits.y_train"][split]), seed)
-        with torch.no_grad():
-            correct.append(mlp(torch.from_numpy(inputs["digits.x_test"][split])).argmax(dim=1).numpy() == labels[split])
+        mlp = given.train_classifier(mlp, inputs["digits.x_train"][split], inputs["digits.y_train"][split], seed)
+        correct.append(given.logits(mlp, inputs["digits.x_test"][split]).argmax(dim=1).numpy() == labels[split])
     return {"labels": labels, "mlp_accuracy": float(np.mean(correct))}
 
 
 def judge_digits_cnn(got: dict, want: dict) -> str | None:
-    """A CNN within the MLP's budget, reading no more numbers than that, with (N, 10) outputs."""
-    missing = [k for k in ("has_conv", "size", "shape", "reads") if k not in got]
+    """A CNN within the MLP's budget (its trainable parameters, the numbers its forward pass reads, every tensor
+    it holds), with (N, 10) outputs, that learned the digits."""
+    missing = [k for k in ("convs", "trainable", "reads", "held", "few_logits") if k not in got]
     if missing:
         return f"DigitsCNN gave no {missing[0]}"
-    if not bool(got["has_conv"]):
+    if int(got["convs"]) < 1:
         return "DigitsCNN holds no nn.Conv2d layer"
-    if int(got["size"]) > DIGITS_MLP_SIZE:
-        return f"DigitsCNN has {int(got['size']):,} trainable parameters; the budget is {DIGITS_MLP_SIZE:,}"
-    if int(got["reads"]) > DIGITS_MLP_SIZE:
-        return (f"DigitsCNN's forward pass reads {int(got['reads']):,} numbers besides its input; the budget is "
+    if int(got["trainable"]) > DIGITS_MLP_SIZE:
+        return f"DigitsCNN has {int(got['trainable']):,} trainable parameters; the budget is {DIGITS_MLP_SIZE:,}"
+    reads = np.ravel(got["reads"])
+    read = 0 if reads.size == 0 else int(reads.sum()) if reads.dtype.kind in "biu" else DIGITS_MLP_SIZE + 1
+    if read > DIGITS_MLP_SIZE:
+        return (f"DigitsCNN's forward pass reads {read:,} numbers besides its input; the budget is "
                 f"{DIGITS_MLP_SIZE:,}")
-    if [int(v) for v in np.ravel(got["shape"])] != [5, 10]:
-        return f"DigitsCNN()(x) for x of shape (5, 1, 8, 8) has shape {tuple(np.ravel(got['shape']))}; expected (5, 10)"
+    if int(got["held"]) > DIGITS_MLP_SIZE:
+        return (f"DigitsCNN holds {int(got['held']):,} numbers in its parameters, buffers and tensor attributes; "
+                f"the budget is {DIGITS_MLP_SIZE:,}")
+    shape = tuple(np.shape(got["few_logits"])) if got["few_logits"].dtype.kind == "f" else "not numbers"
+    if shape != (DIGITS_SHAPE_BATCH, 10):
+        return (f"DigitsCNN()(x) for x of shape ({DIGITS_SHAPE_BATCH}, 1, 8, 8) has shape {shape}; "
+                f"expected ({DIGITS_SHAPE_BATCH}, 10)")
     accuracy = digits_accuracy(got, want)
     if isinstance(accuracy, str):
         return accuracy
@@ -387,14 +448,14 @@ def judge_digits_cnn(got: dict, want: dict) -> str | None:
 
 
 def digits_accuracy(got: dict, want: dict) -> float | str:
-    """The held-out accuracy of DigitsCNN's predictions, the mean over the splits (all of one size), or what
-    is wrong with them."""
-    if "predictions" not in got:
+    """The held-out accuracy of DigitsCNN's logits (its prediction: the largest), the mean over the splits (all of
+    one size), or what is wrong with them."""
+    if "logits" not in got:
         return "DigitsCNN gave no predictions"
-    predictions, labels = np.ravel(got["predictions"]), np.ravel(want["labels"])
-    if predictions.shape != labels.shape:
-        return f"DigitsCNN gave {predictions.size} predictions for {labels.size} held-out digits"
-    return float((predictions == labels).mean())
+    logits, labels = np.asarray(got["logits"]), np.asarray(want["labels"])
+    if logits.dtype.kind != "f" or logits.shape != (*labels.shape, 10):
+        return f"DigitsCNN gave logits of shape {logits.shape} for {labels.size} held-out digits"
+    return float((logits.argmax(axis=-1) == labels).mean())
 
 
 def judge_digits_cnn_beats_mlp(got: dict, want: dict) -> str | None:
@@ -436,14 +497,6 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     return inputs
 
 
-def driver(name: str, probe_function):
-    """A run that hands the answer called `name` to probe_function(answer, inputs, record)."""
-    def run(answers, inputs, record):
-        probe_function(getattr(answers, name), inputs, record)
-    run.__name__ = f"run_{name}"
-    return run
-
-
 # float64 throughout; as tight as the notebook's own tests.
 TIGHT = Tolerance(1e-7, 1e-10)
 PROBE = Probe(
@@ -451,14 +504,16 @@ PROBE = Probe(
     reference="helpers.reference.nn_modules",
     make_inputs=make_inputs,
     exercises={
-        "build_sequential": Exercise(driver("build_sequential", probe_build_sequential), tolerance=TIGHT),
-        "TwoLayerNet": Exercise(driver("TwoLayerNet", probe_two_layer_net), tolerance=TIGHT),
-        "ParallelBlock": Exercise(driver("ParallelBlock", probe_parallel_block), tolerance=TIGHT),
-        "LinearRegression": Exercise(driver("LinearRegression", probe_linear_regression), tolerance=TIGHT),
-        "count_parameters": Exercise(driver("count_parameters", probe_count_parameters), tolerance=TIGHT),
-        "train_manual_sgd": Exercise(driver("train_manual_sgd", probe_train_manual_sgd), tolerance=TIGHT),
-        "conv2d_forward": Exercise(run_conv2d_forward, expected=expected_conv2d_forward, tolerance=TIGHT),
-        "conv2d_backward": Exercise(run_conv2d_backward, expected=expected_conv2d_backward, tolerance=TIGHT),
+        "build_sequential": Exercise(run_build_sequential, tolerance=TIGHT, judge=tight_judge("build_sequential")),
+        "TwoLayerNet": Exercise(run_two_layer_net, tolerance=TIGHT, judge=tight_judge("TwoLayerNet")),
+        "ParallelBlock": Exercise(run_parallel_block, tolerance=TIGHT, judge=tight_judge("ParallelBlock")),
+        "LinearRegression": Exercise(run_linear_regression, tolerance=TIGHT, judge=tight_judge("LinearRegression")),
+        "count_parameters": Exercise(run_count_parameters, tolerance=TIGHT),
+        "train_manual_sgd": Exercise(run_train_manual_sgd, tolerance=TIGHT),
+        "conv2d_forward": Exercise(run_conv2d_forward, expected=expected_conv2d_forward, tolerance=TIGHT,
+                                   judge=conv_judge("conv2d_forward", backward=False)),
+        "conv2d_backward": Exercise(run_conv2d_backward, expected=expected_conv2d_backward, tolerance=TIGHT,
+                                    judge=conv_judge("conv2d_backward", backward=True)),
         "DigitsCNN": Exercise(run_digits_cnn, expected=expected_digits_cnn, judge=judge_digits_cnn,
                               cells={"test_DigitsCNN_beats_mlp": judge_digits_cnn_beats_mlp}),
     },
