@@ -5,6 +5,7 @@ sleeps much longer than a real step, and the synchronization is checked by count
 """
 
 import collections
+import copy
 import time
 import types
 from unittest import mock
@@ -12,10 +13,12 @@ from unittest import mock
 import matplotlib.pyplot as plt
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 import helpers.reference.gpu_batch_timing as reference
-from helpers import timing
+from helpers import ranks, timing
+from helpers.memory import LiveTensors
 
 
 class VirtualClock:
@@ -333,3 +336,104 @@ def test_profile_step_finds_the_product_by_its_own_time():
     (3, 0.2, 0.05, 8, 0.35)])
 def test_epoch_seconds_waits_for_the_first_batch_and_then_the_slower_side(n, load, step, workers, expected):
     assert reference.epoch_seconds(n, load, step, workers) == pytest.approx(expected)
+
+
+# --- activation checkpointing: memory against recomputation -------------------------------------------------
+
+def _deep_mlp(depth=6, width=32, seed=0):
+    torch.manual_seed(seed)
+    layers = [nn.Linear(12, width), nn.ReLU()]
+    for _ in range(depth - 1):
+        layers += [nn.Linear(width, width), nn.Tanh()]
+    return nn.Sequential(*layers, nn.Linear(width, 5))
+
+
+def _run_counted(forward, model, x, grad_out):
+    """(output, bytes alive after the forward, layer calls in the forward, in the backward, the gradients)."""
+    calls = [0] * len(model)
+    handles = [layer.register_forward_pre_hook(lambda module, args, i=i: calls.__setitem__(i, calls[i] + 1))
+               for i, layer in enumerate(model)]
+    try:
+        with LiveTensors() as memory:
+            out = forward(model, x)
+            kept, in_forward = memory.now, list(calls)
+            out.backward(grad_out)
+    finally:
+        for handle in handles:
+            handle.remove()
+    recomputed = [c - f for c, f in zip(calls, in_forward)]
+    return out.detach(), kept, in_forward, recomputed, [p.grad.clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("boundaries", [[0], [0, 5], [0, 2, 7, 9], [0, 1, 2, 3]])
+def test_checkpointed_forward_keeps_the_segments_inputs_and_recomputes_each_segment_once(boundaries):
+    x = torch.randn(40, 12)
+    grad_out = torch.randn(40, 5)
+    plain = _run_counted(lambda m, v: m(v), _deep_mlp(), x, grad_out)
+    model = _deep_mlp()
+    out, kept, in_forward, recomputed, grads = _run_counted(
+        lambda m, v: reference.checkpointed_forward(m, v, boundaries), model, x, grad_out)
+    torch.testing.assert_close(out, plain[0], rtol=0, atol=0)
+    for got, want in zip(grads, plain[4]):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-7)
+    assert in_forward == [1] * len(model)
+    last = boundaries[-1]
+    assert recomputed == [1] * last + [0] * (len(model) - last)
+    # kept: the input of every checkpointed segment but the first (x is the caller's), and what the last segment
+    # keeps when it runs plainly, its input included when one of its layers keeps it
+    inputs, h = 0, x
+    with torch.no_grad():
+        for start, end in zip(boundaries[:-1], boundaries[1:]):
+            inputs += h.numel() * h.element_size() if start else 0
+            h = model[start:end](h)
+    with LiveTensors() as memory:
+        tail_input = h.clone() if last else h
+        tail_out = model[last:](tail_input)
+        del tail_input
+        tail_kept = memory.now
+    del tail_out
+    assert kept == inputs + tail_kept
+
+
+# --- data parallelism: a step on every rank against one process on the whole batch ---------------------------
+
+def _batches(sizes_per_step, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    batches = []
+    for sizes in sizes_per_step:
+        x = torch.randn(sum(sizes), 6, generator=generator)
+        y = torch.randint(0, 3, (sum(sizes),), generator=generator)
+        cuts = torch.tensor([0, *sizes]).cumsum(0).tolist()
+        batches.append([(x[a:b], y[a:b]) for a, b in zip(cuts, cuts[1:])])
+    return batches
+
+
+def _one_process(model, batches, learning_rate, momentum):
+    model = copy.deepcopy(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate, momentum=momentum)
+    losses = []
+    for batch in batches:
+        x, y = torch.cat([b[0] for b in batch]), torch.cat([b[1] for b in batch])
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return model.state_dict(), losses
+
+
+@pytest.mark.parametrize("how", [ranks.THREADS, pytest.param(ranks.PROCESSES, marks=pytest.mark.skipif(
+    ranks.how_ranks_run() != ranks.PROCESSES, reason="no fork or no loopback network here"))])
+@pytest.mark.parametrize("sizes", [[(4, 4), (4, 4)], [(5, 2), (1, 7), (3, 3)], [(2, 3, 4)]])
+def test_data_parallel_step_is_one_process_on_the_whole_batch(sizes, how):
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Linear(6, 10), nn.Tanh(), nn.Linear(10, 3))
+    batches = _batches(sizes)
+    results, ran = ranks.run_ranks(ranks.data_parallel_rank, reference.data_parallel_step, model, batches, 0.3, 0.9,
+                                   world_size=len(sizes[0]), how=how)
+    assert ran == how
+    state, losses = _one_process(model, batches, 0.3, 0.9)
+    for result in results:
+        assert result["losses"] == pytest.approx(losses, rel=1e-5)
+        for key, value in state.items():
+            torch.testing.assert_close(result["state_dict"][key], value, rtol=1e-5, atol=1e-6)

@@ -35,8 +35,10 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from helpers.timing import benchmark, synchronized_timer
 
@@ -236,6 +238,48 @@ def activation_bytes(model: nn.Sequential, batch_size: int, in_features: int) ->
     return batch_size * size * sum(w for _, w in kept)
 
 
+def checkpointed_forward(model: nn.Sequential, x: torch.Tensor, boundaries: Sequence[int]) -> torch.Tensor:
+    """model(x) with activation checkpointing: the layers cut into segments at `boundaries`.
+
+    model: an nn.Sequential; x: (N, D_in); boundaries: increasing layer indices starting at 0, each the first
+    layer of a segment (the last segment runs to the end). Every segment but the last runs under
+    torch.utils.checkpoint.checkpoint (non-reentrant): the forward pass keeps only its input, and the
+    backward pass runs its layers once more to get their activations back. The last segment runs as it is:
+    its backward comes first, right after the forward, so recomputing it would cost time and save nothing
+    at the peak. Returns the output, exactly model(x); backward gives exactly model(x)'s gradients.
+    """
+    starts = [int(b) for b in boundaries]
+    ends = [*starts[1:], len(model)]
+    h = x
+    for i, (start, end) in enumerate(zip(starts, ends)):
+        segment = model[start:end]  # a Sequential of the same layers, no copy
+        h = segment(h) if i == len(starts) - 1 else checkpoint(segment, h, use_reentrant=False)
+    return h
+
+
+def data_parallel_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor) -> float:
+    """One data-parallel training step, run by every rank of a torch.distributed group on its own slice.
+
+    x: (n_r, D_in), y: (n_r,) class indices: this rank's samples, n_r >= 1, not the same on every rank.
+    The ranks' models start equal; afterwards every rank's model holds what one process gets from one
+    optimizer.step() on the mean cross-entropy over the whole batch (all ranks' samples, N = sum of n_r).
+    That gradient is sum_r (sum of rank r's per-sample gradients) / N: each rank's sum of losses,
+    divided by N (all-reduced first), all-reduced. Returns the whole batch's mean loss, the same on every rank.
+    """
+    optimizer.zero_grad()
+    count = torch.tensor(float(len(x)))
+    dist.all_reduce(count)  # N: the ranks' slices may differ in size
+    loss_sum = F.cross_entropy(model(x), y, reduction="sum")
+    (loss_sum / count).backward()  # this rank's share of the whole batch's mean
+    for parameter in model.parameters():
+        if parameter.grad is not None:
+            dist.all_reduce(parameter.grad)  # the sum of the shares: the whole batch's gradient
+    optimizer.step()
+    total = loss_sum.detach()
+    dist.all_reduce(total)
+    return float(total / count)
+
+
 def amp_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, scaler: Any, x: torch.Tensor,
                    y: torch.Tensor, max_norm: float) -> float:
     """One float16 mixed-precision training step with a GradScaler; returns the loss as a Python float.
@@ -256,7 +300,9 @@ def amp_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, scaler: A
     return loss.item()  # float(loss) would warn: the loss requires grad
 
 
-MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")  # where every matrix product ends on a CPU
+# Where a product of two matrices, or of two batches of matrices, ends on a CPU. A matrix times a vector ends
+# in aten::mv (whose own time is aten::addmv_'s), two vectors in aten::dot: not matrix products here.
+MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
 
 
 def profile_step(step: Callable[[], Any]) -> tuple[str, float]:
