@@ -51,6 +51,44 @@ def test_03_the_message_says_what_was_saved(tmp_path):
     assert "none of them its output" in failed["Sigmoid"]
 
 
+SIGMOID_ASKS = '''
+class Sigmoid(Sigmoid):
+    @staticmethod
+    def backward(ctx, grad_y):
+        (y,) = ctx.saved_tensors
+        x = torch.log(y / (1 - y))
+        {how}
+'''
+HOW_A_BACKWARD_ASKS = {  # the gradient asked of PyTorch in other ways than grading/03_custom_functions/wrong/'s
+    "torch.func.vjp": ("return torch.func.vjp(torch.sigmoid, x)[1](grad_y)[0]", "asks autograd"),
+    "aten's sigmoid_backward": ("return torch.ops.aten.sigmoid_backward(grad_y, y)", "sigmoid_backward"),
+    "sigmoid_backward with function modes off": (
+        "with torch._C.DisableTorchFunction():\n            return torch.ops.aten.sigmoid_backward(grad_y, y)",
+        "sigmoid_backward"),
+}
+
+
+@pytest.mark.parametrize("how", HOW_A_BACKWARD_ASKS)
+def test_03_a_backward_that_asks_pytorch_for_its_gradient_loses(how, tmp_path):
+    """Right values from PyTorch's own gradient: judged from the raw outcome of the backward called alone (what it
+    raised, the functions and ATen operators it ran), with the reason (before: all three passed)."""
+    code, words = HOW_A_BACKWARD_ASKS[how]
+    names = namespace("03_custom_functions", None, SIGMOID_ASKS.format(how=code))
+    failed = failures("03_custom_functions", names, 0, tmp_path, only={"Sigmoid"})
+    assert words in failed.get("Sigmoid", ""), failed
+
+
+def test_04_a_convolution_run_with_function_modes_off_is_still_seen(tmp_path):
+    """F.conv2d under torch._C.DisableTorchFunction hides from a function mode; the ATen operators it runs do not
+    (before: conv2d_forward passed)."""
+    code = ("def conv2d_forward(x, weight, bias=None, stride=1, padding=0):\n"
+            "    with torch._C.DisableTorchFunction():\n"
+            "        return F.conv2d(x, weight, bias, stride=stride, padding=padding)\n")
+    names = namespace("04_nn_modules", None, code)
+    failed = failures("04_nn_modules", names, 0, tmp_path, only={"conv2d_forward"})
+    assert "called PyTorch's convolution (convolution)" in failed.get("conv2d_forward", ""), failed
+
+
 def test_06_fit_is_judged_apart_from_a_wrong_train_one_epoch(tmp_path):
     wrong = sample("06_data_loading", "mutants", "train_one_epoch_no_zero_grad")
     names = namespace("06_data_loading", {"train_one_epoch": wrong})
