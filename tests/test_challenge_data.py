@@ -325,3 +325,22 @@ def test_in_a_grading_kernel_the_batches_come_from_the_trusted_feed_and_stop_at_
     assert feed.served[2] == 400
     assert served.count("batch") == 400 and "budget" in served
     assert served[-1] == "refused"  # the second cell asked on its own, not as the loader does: refused
+
+
+def test_the_hidden_tier_cell_counts_the_points_the_grader_counts():
+    """Issue 38: the notebook said 20,000 held-out points, its hidden cell (and so the feedback) used 2,000. The hidden
+    cell draws CHALLENGE_N training and CHALLENGE_TEST_N held-out points per spiral, CHALLENGE_DRAWS spirals, and says so."""
+    probe = probe_module("06_data_loading")
+    cell = next("".join(c["source"]) for c in json.loads(NOTEBOOK.read_text())["cells"]
+                if c["metadata"].get("nbgrader", {}).get("grade_id") == "test_challenge_90")
+    tree = ast.parse(cell)
+    drawn = [ast.literal_eval(node.args[0]) for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "spirals"]
+    assert drawn == [probe.CHALLENGE_N + probe.CHALLENGE_TEST_N], drawn
+    cuts = {ast.literal_eval(bound) for node in ast.walk(tree) if isinstance(node, ast.Slice)
+            for bound in (node.lower, node.upper) if bound is not None}
+    assert cuts == {probe.CHALLENGE_N}, cuts
+    seeds = next(node for node in ast.walk(tree) if isinstance(node, ast.For) and getattr(node.target, "id", "") == "hidden_seed")
+    assert len(ast.literal_eval(seeds.iter)) == probe.CHALLENGE_DRAWS
+    said = ast.get_docstring(tree).replace("\n", " ")
+    assert f"{probe.CHALLENGE_N:,} points" in said and f"{probe.CHALLENGE_TEST_N:,} other points" in said, said
