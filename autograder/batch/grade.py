@@ -50,7 +50,6 @@ from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError, add_assignment_options, selected
 from autograder.course.safe_text import csv_text, safe_line, safe_lines
 from autograder.course.submitted import Submission, collect, handed_in
-from autograder.engine.feedback_html import finish as finish_feedback
 from autograder.engine.job import GradeJob, GradeResult, default_jobs
 from autograder.engine.nbgrader_setup import load_config
 from autograder.engine.template import GenerationError, build_template
@@ -166,9 +165,6 @@ def grade_batch(course: Course, submitted: Path, out: Path, requested: list[str]
     for sub in subs:
         result = _journaled(journal, *by_sub.get((sub.student_id, sub.assignment), (None, None)))
         info = template.assignments.get(sub.assignment)
-        html = out / "feedback" / sub.student_id / sub.assignment / f"{sub.assignment}.html"
-        if html.is_file():  # self-contained, cells named, no paths or keys (autograder/engine/feedback_html.py)
-            finish_feedback(html, course.source_notebook(sub.assignment))
         if result is not None and info is not None:  # an earlier version's points (batch/received.py)
             result = on_the_course_scale(result, info.max_score)
         rows.append(_row(sub, result, info.max_score if info else None))

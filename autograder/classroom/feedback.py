@@ -4,7 +4,8 @@ DIR/<student_id>_feedback.zip holds `index.html` (each assignment: score, submis
 date (the student's own, with an extension), days late, late penalty, final score; what went wrong
 for an assignment that could not be graded) and `<assignment>.html`, the feedback page (self-contained, cells named:
 autograder/engine/feedback_html.py). Pages are made here, when asked for, from what grade kept
-(GRADES_DIR/autograded/ and the scores in grades.json), one process per core, into
+(GRADES_DIR/autograded/ and the scores in grades.json), one process per core, each page in a child
+with limits on time, memory and size (autograder/engine/page_server.py), into
 GRADES_DIR/feedback/<student>/<assignment>/; a page already there (`grade --feedback`, an earlier
 run) is used as it is, and a page that cannot be made is reported and the rest go on. The student id leads the file name, so a mail merge pairs each file
 with its student through DIR/feedback.csv (student_id, name, email, file, total, max_total).
@@ -38,25 +39,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import queue
 import re
 import sys
 import tempfile
 import zipfile
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from multiprocessing import get_context
 from pathlib import Path
 
 from autograder.classroom.lms_manifest import MANIFEST, LmsRecord, read_manifest
 from autograder.classroom.results import UNGRADED, Result, read_results, reported, total
 from autograder.classroom.roster import csv_text, fmt_score, roster_people
-from autograder.course import exercises
 from autograder.course.atomic import atomic_write
 from autograder.course.layout import Course, CourseError
+from autograder.course.safe_text import safe_line
 from autograder.course.term import Term, course_term
-from autograder.engine.feedback_html import finish_html, render, scrub_text
+from autograder.engine.feedback_html import scrub_text
 from autograder.engine.job import default_jobs
+from autograder.engine.page_server import PageServer
 from autograder.engine.template import build_template
 
 # The scores table (Jinja, autoescaped): a row per assignment, the total; the top of the
@@ -173,8 +175,10 @@ def page_path(grades_dir: Path, student_id: str, assignment: str) -> Path:
 def make_pages(grades_dir: Path, course: Course, results: list[Result], jobs: int | None = None,
                warn=None) -> list[str]:
     """Make the feedback page of every graded result that has none yet, from grade's executed
-    notebook and the scores grades.json holds, `jobs` at a time (default: one per core). Returns
-    what could not be made, one line each ('student/assignment: why'), also given to `warn`."""
+    notebook and the scores grades.json holds, `jobs` at a time (default: one per core), each in a
+    child process with limits (autograder/engine/page_server.py). Returns what could not be made
+    in full, one line each ('student/assignment: why': no page, or a short page past the limits),
+    also given to `warn`, made safe for a terminal."""
     grades_dir = Path(grades_dir)
     try:
         records = json.loads((grades_dir / "grades.json").read_text(encoding="utf-8"))
@@ -200,30 +204,38 @@ def make_pages(grades_dir: Path, course: Course, results: list[Result], jobs: in
             calls = [(template.dir, r.assignment, r.student_id, notebook, scores,
                       page_path(grades_dir, r.student_id, r.assignment),
                       course.source_notebook(r.assignment)) for r, notebook, scores in todo]
-            for (r, _, _), error in zip(todo, _run_all(render, calls, jobs or default_jobs())):
-                if error is not None:  # one page lost, never the others
-                    problems.append(f"{r.student_id}/{r.assignment}: no feedback page: {error}")
+            for (r, _, _), problem in zip(todo, _make_all(calls, jobs or default_jobs())):
+                if problem is not None:  # one page lost or cut short, never the others
+                    problems.append(f"{r.student_id}/{r.assignment}: {problem}")
     for line in problems:
-        (warn or (lambda text: print(text, file=sys.stderr)))(line)
+        (warn or (lambda text: print(safe_line(text), file=sys.stderr)))(line)
     return problems
 
 
-def _run_all(function, calls: list[tuple], jobs: int) -> list[str | None]:
-    """function(*call) for each call, `jobs` processes at a time; per call, None or what went wrong.
-    A fresh interpreter per worker (spawn: nothing of this process's threads is inherited), so a few
-    pages are made here instead: starting a worker costs about what a page does."""
-    def attempt(run) -> str | None:
-        try:
-            run()
-        except Exception as error:
-            return str(error).splitlines()[0][:300] if str(error) else type(error).__name__
-        return None
+def _make_all(calls: list[tuple], jobs: int) -> list[str | None]:
+    """PageServer.make(*call) for each call on `jobs` page servers at once (each has imported what
+    a page needs, and forks a child with limits per page); per call, None or what went wrong."""
+    servers = [PageServer() for _ in range(min(jobs, len(calls)))]
+    free: queue.SimpleQueue = queue.SimpleQueue()
+    for server in servers:
+        free.put(server)
 
-    if jobs < 2 or len(calls) <= 2:
-        return [attempt(lambda call=call: function(*call)) for call in calls]
-    with ProcessPoolExecutor(min(jobs, len(calls)), mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(function, *call) for call in calls]
-        return [attempt(future.result) for future in futures]
+    def one(call: tuple) -> str | None:
+        server = free.get()
+        try:
+            run = server.make(*call)
+        except Exception as error:
+            return "no feedback page: " + (str(error).splitlines()[0][:300] if str(error) else type(error).__name__)
+        finally:
+            free.put(server)
+        return None if run.made else f"a short page instead of the feedback: {run.short}"
+
+    try:
+        with ThreadPoolExecutor(len(servers)) as pool:
+            return list(pool.map(one, calls))
+    finally:
+        for server in servers:
+            server.close()
 
 
 def build(grades_dir: Path, course: Course, out: Path | None = None,
@@ -255,8 +267,6 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
     for r in results:
         by_student.setdefault(r.student_id, []).append(r)
     made, manifest, canvas = [], [], {}
-    titles = {a: exercises.of_notebook(course.source_notebook(a)).titles()
-              for a in {r.assignment for r in results}}
     make_pages(grades_dir, course, results)
     with tempfile.TemporaryDirectory(prefix=".feedback-", dir=out) as tmp:
         for student, mine in by_student.items():
@@ -269,8 +279,8 @@ def build(grades_dir: Path, course: Course, out: Path | None = None,
             pages = {}
             for r in mine:
                 page = page_path(grades_dir, student, r.assignment)
-                if page.is_file():  # finished already (make_pages, grade --feedback); a folder from before too
-                    pages[r.assignment] = finish_html(page.read_text(encoding="utf-8"), titles[r.assignment])
+                if page.is_file():  # finished already, in a child with limits (make_pages, grade --feedback)
+                    pages[r.assignment] = page.read_text(encoding="utf-8")
             with zipfile.ZipFile(Path(tmp) / name, "w", zipfile.ZIP_DEFLATED) as archive:
                 archive.writestr("index.html", index_html(title, mine, note, shown))
                 for assignment, html in pages.items():

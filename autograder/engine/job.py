@@ -13,7 +13,8 @@ and the submission at `submitted/<student>/<assignment>/<assignment>.ipynb`, wha
 original name. nbgrader's Autograde then sanitizes it (drops duplicated cells, restores deleted
 ones, restores locked cells and hidden tests from the gradebook: the pipeline of
 autograder/nbgrader_config.py, the same as `nbgrader autograde` with that file), executes it
-and scores it; GenerateFeedback writes the HTML when asked.
+and scores it; the feedback page is made when asked, in a child process with limits
+(autograder/engine/page_server.py: the notebook is the student's).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 from sqlalchemy.exc import SAWarning
-from traitlets import Unicode
 
 from autograder.course import exercises
 from autograder.course.notebooks import (
@@ -48,6 +48,7 @@ from autograder.course.notebooks import (
 from autograder.engine.drop_duplicate_cells import drop_duplicate_cells
 from autograder.engine.execute import budget_overruns, kernel_deaths
 from autograder.engine.nbgrader_setup import ensure_tools_on_path, load_config, nbgrader_log
+from autograder.engine.page_server import make_page
 from autograder.engine.restore_missing_cells import restore_missing_cells
 from autograder.engine.template import course_from_template
 
@@ -257,7 +258,7 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
 
     nb: the submission as handed in (nbgrader's pipeline repairs it); repaired: the same after
     the repair, for the trusted run."""
-    from nbgrader.converters import Autograde, GenerateFeedback
+    from nbgrader.converters import Autograde
     from nbgrader.coursedir import CourseDirectory
 
     ensure_tools_on_path()
@@ -300,9 +301,10 @@ def _autograde(job: GradeJob, nb: NotebookNode, repaired: NotebookNode, source_n
         result.status, result.failure = "graded", Failure.NONE
         if trusted is not None:
             _verify(job, repaired, source_nb, config, course, autograded, result, logger, trusted)
-        if job.feedback_file is not None:
-            GenerateFeedback(coursedir=coursedir, config=config, log=logger).start()
-            _copy(course / "feedback" / student / assignment / f"{assignment}.html", job.feedback_file)
+        if job.feedback_file is not None:  # made in a child with limits: the notebook is the student's
+            make_page(job.template_dir, assignment, job.student_id, autograded,
+                      {gid: cell["score"] for gid, cell in result.cells.items()}, job.feedback_file,
+                      Path(job.template_dir) / "source" / assignment / f"{assignment}.ipynb")
         if job.kept_notebook is not None:
             _copy(autograded, job.kept_notebook)
 
