@@ -22,6 +22,12 @@ step gives:
                    Re-upload Submissions
   7. gradescope    the autograder.zip, unpacked as Gradescope does; its run_autograder grades
                    one hand-in (--gradescope-grades: the wrong one) and its results.json is printed
+  8. a term        --term students (120 by default; 0: none) on Canvas, in a course of one
+                   assignment (--term-assignment of --term-root) whose calendar is in a zone with
+                   an offset: the download, the Submissions API in pages and the gradebook export
+                   built as canvas-lms builds them (scripts/canvas_term.py: extensions, a Manual
+                   Posting row, a file named as another student's), collect, grade, export,
+                   feedback, and each student's lateness, penalty and import cell checked
 
 The times are placed around the assignment's due date in [tool.course.due] (none: no penalty).
 Nothing is written in the course but build/work (grade's private folders). Exit status: 0 when
@@ -43,6 +49,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import nbformat
+from canvas_term import rehearse_term  # scripts/canvas_term.py, beside this file
 
 import autograder as package
 from autograder.__main__ import main as autograder_main
@@ -152,7 +159,7 @@ def canvas_download(course: Course, assignment: str, folder: Path) -> tuple[Path
     with warnings.catch_warnings(), zipfile.ZipFile(download, "w") as archive:
         warnings.simplefilter("ignore")  # the duplicate name is on purpose
         for name, user, file_id, kind, hours in CLASS:
-            late = "late_" if hours > 0 else ""
+            late = "LATE_" if hours > 0 else ""  # canvas-lms lib/content_zipper.rb
             filename = f"Copy of {assignment}.ipynb" if kind == "wrong" else f"{assignment}.ipynb"
             archive.writestr(f"{name}_{late}{user}_{file_id}_{filename}", notebooks[kind])
             when = (due + timedelta(hours=hours)).astimezone(timezone.utc)
@@ -220,8 +227,10 @@ def run_autograder(course: Course, assignment: str, notebook: bytes, work: Path)
     return json.loads((root / "results" / "results.json").read_text())
 
 
-def rehearse(course: Course, assignment: str, jobs: int, work: Path, on_gradescope: str = "wrong") -> bool:
-    """Every step in `work`; True when each student got what the rehearsal expects."""
+def rehearse(course: Course, assignment: str, jobs: int, work: Path, on_gradescope: str = "wrong",
+             term: tuple[int, Path, str] = (0, REPO_ROOT, "")) -> bool:
+    """Every step in `work`; True when each student got what the rehearsal expects. term: the
+    size of step 8's class, the course and the assignment it hands in (size 0: no step 8)."""
     say("1. publish by the calendar: the student repository the morning each assignment opens")
     calendar = publish_by_the_calendar(course, assignment, work / "student-repository")
     print("\n".join(listing(work / "student-repository")))
@@ -265,7 +274,17 @@ def rehearse(course: Course, assignment: str, jobs: int, work: Path, on_gradesco
 
     facts = {"calendar": calendar, "collected": collected, "exported": exported,
              "gradebook unchanged": gradebook.read_bytes() == gradebook_before}
-    return expected(course, grades, assignment, results, user, facts)
+    checks = expected(course, grades, assignment, results, user, facts)
+    size, term_root, term_assignment = term
+    if size:
+        say(f"8. a term of {size} on Canvas: paged times, a Manual Posting row, a zone with an "
+            "offset, extensions")
+        checks.update(rehearse_term(Path(term_root), term_assignment or assignment, size, jobs, work,
+                                    autograder, capture, class_notebooks))
+    say("the rehearsal's checks")
+    for what, ok in checks.items():
+        print(f"{'ok ' if ok else 'FAILED'}  {what}")
+    return all(checks.values())
 
 
 def capture(run) -> str:
@@ -284,8 +303,8 @@ def capture(run) -> str:
 
 
 def expected(course: Course, grades: Path, assignment: str, results: dict, on_gradescope: str,
-             facts: dict) -> bool:
-    """Say whether each step gave what the rehearsal means it to."""
+             facts: dict) -> dict[str, bool]:
+    """Whether each step gave what the rehearsal means it to, by check."""
     with open(grades / "grades.csv", newline="") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
     with open(grades / "export-csv.csv", newline="") as f:
@@ -323,11 +342,15 @@ def expected(course: Course, grades: Path, assignment: str, results: dict, on_gr
         "the late one's export shows its penalty": final["1003"][f"{assignment} late penalty"] not in ("", "0"),
         "the broken notebook is an error with 0": (rows["1004"]["status"], rows["1004"]["score"]) == ("error", "0"),
         "Gradescope agrees with grade": results["score"] == float(rows[on_gradescope]["score"]),
+        "feedback.csv's totals are the import's cells (the broken notebook: empty in both)": all(
+            row["total"] == by_id[row["student_id"]][5] for row in feedback_rows(grades)),
     }
-    say("the rehearsal's checks")
-    for what, ok in checks.items():
-        print(f"{'ok ' if ok else 'FAILED'}  {what}")
-    return all(checks.values())
+    return checks
+
+
+def feedback_rows(grades: Path) -> list[dict]:
+    with open(grades / "returned" / "feedback.csv", newline="") as f:
+        return list(csv.DictReader(f))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,19 +363,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="the course (default: this checkout)")
     parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
                         help="work in DIR (must not exist) and keep it, instead of a temporary folder")
+    parser.add_argument("--term", type=int, default=120, metavar="N",
+                        help="step 8's class size (default 120; 0: no step 8)")
+    parser.add_argument("--term-root", type=Path, default=None, metavar="COURSE",
+                        help="the course whose assignment step 8 hands in (default: --root)")
+    parser.add_argument("--term-assignment", default=None, metavar="NAME",
+                        help="that assignment (default: --assignment)")
     args = parser.parse_args(argv)
     course = Course(args.root.resolve())
     try:
         (assignment,) = course.select([args.assignment])
+        term_course = Course((args.term_root or args.root).resolve())
+        (term_assignment,) = term_course.select([args.term_assignment or assignment])
     except CourseError as error:
         parser.error(str(error))
+    if args.term and args.term < 30:
+        parser.error(f"--term {args.term}: a term needs at least 30 students (or 0: none)")
+    term = (args.term, term_course.root, term_assignment)
     if args.keep:
         if args.keep.exists():
             parser.error(f"--keep {args.keep} exists; name a folder that does not")
         args.keep.mkdir(parents=True)
-        return 0 if rehearse(course, assignment, args.jobs, args.keep.resolve(), args.gradescope_grades) else 1
+        return 0 if rehearse(course, assignment, args.jobs, args.keep.resolve(), args.gradescope_grades,
+                             term) else 1
     with tempfile.TemporaryDirectory(prefix="class-rehearsal-") as work:
-        return 0 if rehearse(course, assignment, args.jobs, Path(work), args.gradescope_grades) else 1
+        return 0 if rehearse(course, assignment, args.jobs, Path(work), args.gradescope_grades,
+                             term) else 1
 
 
 if __name__ == "__main__":

@@ -216,8 +216,8 @@ def test_a_download_that_is_no_zip_is_refused(tmp_path):
 # -- Canvas: times from its Submissions API, what the LMS said in lms.csv -------------------------
 
 def canvas_download(tmp_path: Path) -> Path:
-    """A download named as canvas-lms's ContentZipper names it: the prefix downcased (`late`),
-    then the uploaded file's id and its name."""
+    """A download named as canvas-lms's ContentZipper named it before the marker stayed `LATE`
+    (lib/content_zipper.rb): the prefix downcased (`late`), then the uploaded file's id and name."""
     return make_zip(tmp_path / "submissions.zip", {
         f"doejane_1001_7001_{A}.ipynb": notebook("jane"),
         f"smithbob_late_1002_7002_Copy of {A}.ipynb": notebook("bob"),
