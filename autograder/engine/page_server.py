@@ -42,8 +42,10 @@ _STARTUP_SECONDS = 120  # a server's imports, on a busy machine, before its firs
 
 @dataclass(frozen=True)
 class Limits:
-    """What one page may cost. Measured here: the course's pages take 0.2-0.5 CPU-s and about
-    200 MiB; the capped attacks (300k formulas, 20 MB of markdown) under 5 CPU-s and 400 MiB."""
+    """What one page may cost. Measured here (tests/engine/test_page_server.py's notebooks): the
+    fixture course's page 0.3 CPU-s and 100 MiB; the capped attacks (300k formulas, 20 MB of
+    markdown) 1-3 CPU-s and under 250 MiB; the costliest found, 300k characters of code (every
+    token a <span>), 14 CPU-s and 390 MiB."""
 
     cpu_seconds: int = 60  # RLIMIT_CPU of the child (SIGXCPU at it, SIGKILL 5 s later)
     wall_seconds: int = 300  # the server kills the child after this, CPU or not (a busy machine)
@@ -165,22 +167,45 @@ def _serve_one(request: dict, client: int) -> dict:
     return answer
 
 
+def _warm_up() -> None:
+    """What every page compiles at its first use (pygments' lexers, mistune, latex2mathml), done
+    once here on a notebook of the grader's own: each child then starts from it (measured: 0.44 ->
+    0.28 CPU-s a page of the fixture course). Only an optimization: a failure here changes nothing."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    from autograder.engine.feedback_html import finish_html
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("*a* $x^2$ [b](https://c.d)"),
+                                         nbformat.v4.new_code_cell("x = [1]  # c", outputs=[
+                                             nbformat.v4.new_output("stream", text="d")])])
+    try:
+        finish_html(HTMLExporter().from_notebook_node(nb)[0], {})
+    except Exception:  # noqa: BLE001 (each child compiles what it needs)
+        pass
+
+
 def serve() -> None:
     """One request per line of stdin (JSON), one answer per line of stdout, until stdin closes.
     What a page needs is imported first, once: each child is forked with it."""
-    import sqlite3  # noqa: F401  (each child would import them again: about 2 CPU-s)
+    import difflib  # noqa: F401  (each child would import them again: about 2 CPU-s)
+    import sqlite3  # noqa: F401
 
     import bs4  # noqa: F401
+    import IPython.lib.lexers  # noqa: F401  (nbconvert highlights code with them)
+    import jinja2.ext  # noqa: F401
     import latex2mathml.converter  # noqa: F401
     import nbgrader.api  # noqa: F401
     import nbgrader.converters  # noqa: F401
     import nbgrader.preprocessors  # noqa: F401
     import nh3  # noqa: F401
+    import sqlalchemy.dialects.sqlite  # noqa: F401
 
     import autograder.engine.feedback_html  # noqa: F401
     import autograder.engine.nbgrader_setup  # noqa: F401
     import autograder.engine.template  # noqa: F401
 
+    _warm_up()
     answers, sys.stdout = sys.stdout, sys.stderr  # nothing but answers on the answers' stream
     client = os.getppid()
     for line in sys.stdin:
