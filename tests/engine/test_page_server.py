@@ -94,15 +94,16 @@ CODE = "x = [1, 2, 3]  # a comment\n" * 400  # 30 cells: 300k characters, about 
 @pytest.mark.slow
 @pytest.mark.parametrize("cells, limits, why", [
     (30, Limits(cpu_seconds=1), "making it took more than 1 CPU seconds"),
+    (30, Limits(wall_seconds=1), "making it took longer than 1 seconds"),
     (0, Limits(memory_bytes=64 << 20), "it needed more than 64 MiB of memory"),
     (0, Limits(page_bytes=10_000), "more than the 10,000 a feedback page may be"),
 ])
 def test_past_a_limit_the_student_gets_a_short_page_with_the_grade(made, cells, limits, why):
-    """Each limit holds in the child: rendering 300k characters of code past one CPU second, the
-    solution's page past 64 MiB of memory or 10 kB of page."""
+    """Each limit holds in the child: rendering 300k characters of code past one CPU second or one
+    second of wall, the solution's page past 64 MiB of memory or 10 kB of page."""
     run, page = made([nbformat.v4.new_code_cell(CODE) for _ in range(cells)], limits, name="limited")
     assert not run.made and why in run.short and run.page_bytes == len(page.encode("utf-8")) < 2_000
-    assert run.cpu_seconds < limits.cpu_seconds + 5
+    assert run.cpu_seconds < min(limits.cpu_seconds, limits.wall_seconds) + 5
     assert "could not be made: " in page and why in page and "Your grade is not affected: 3 / 6" in page
     assert "<td>Hidden: scale keeps the sign of a negative factor and works on 2-D arrays.</td><td>2 / 2</td>" in page
 
