@@ -11,16 +11,17 @@ OUT receives what students may see, and nothing else:
 Before OUT is touched, the whole tree is built in a temporary folder and checked:
 - every setup cell and README link agrees with [tool.course] (else: run
   `python -m autograder configure`);
-- no solution line, hidden-test line, reference or known-wrong answer is in any file
-  (autograder/authoring/leaks.py). One problem, and nothing is written.
+- no answer (a solution's or a hidden test's statement), reference or known-wrong answer is
+  readable in any file, by the one rule of autograder/authoring/leaks.py that `check` applies too.
+  One problem, and nothing is written.
 
 Which assignments: those named, else those whose release time (`[tool.course.release]`,
 autograder/course/term.py) has come (--now, default: now; an assignment without one is released),
 together with every assignment an earlier publish put in OUT: publishing a few never removes the
 others. A named assignment whose release time has not come stops the command. The calendar gate:
-no published notebook may show an answer of another assignment whose due date has not passed
-(half or more of the telling lines of one of its solution regions, or WINDOW consecutive lines of
-one); the release of such a notebook must wait for that due date (or its content change).
+no answer of another assignment whose due date has not passed may be readable in a published
+notebook (the same rule, leaks.py's "When"); the release of such a notebook must wait for that due
+date (or its content change).
 
 OUT must be missing, empty (a fresh `git clone` holding only .git/ counts as empty) or a
 previous publish; nothing is written through a symbolic link inside OUT, and nothing is read

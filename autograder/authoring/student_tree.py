@@ -19,13 +19,12 @@ from pathlib import Path
 
 from autograder.authoring.agreement import disagreements
 from autograder.authoring.leaks import (
-    CodeIndex,
-    code_lines,
+    Reading,
+    answers,
+    course_given,
     find_leaks,
     secrets,
     split_regions,
-    telling,
-    windows,
 )
 from autograder.authoring.readme import (
     ReadmeError,
@@ -34,7 +33,7 @@ from autograder.authoring.readme import (
     student_readme,
 )
 from autograder.course.layout import Course
-from autograder.course.notebooks import grade_id, read_notebook, strip_outputs, write_notebook
+from autograder.course.notebooks import read_notebook, strip_outputs, write_notebook
 from autograder.course.settings import course_settings
 from autograder.course.term import Term, course_term
 
@@ -134,55 +133,47 @@ def previous_files(out: Path) -> set[str] | None:
     return set(files)
 
 
-def _notebook_parts(course: Course, assignment: str) -> tuple[list[tuple[str, str]], str]:
-    """([(cell, text) of each solution region], the public text) of a source notebook."""
-    regions, public = [], []
-    for cell in read_notebook(course.source_notebook(assignment)).cells:
-        inside, outside = split_regions(cell.source)
-        public.append(outside)
-        regions += [(grade_id(cell) or "a cell", text) for kind, text in inside if kind == "solution"]
-    return regions, "\n".join(public)
+def _released_after(term: Term, assignment: str, other: str) -> bool:
+    """Whether `assignment` is handed out after `other` (no release time: from the start)."""
+    mine, theirs = term.release.get(assignment), term.release.get(other)
+    return mine is not None and (theirs is None or mine > theirs)
 
 
 def shown_answers(course: Course, published: list[str], term: Term, now: datetime) -> list[str]:
-    """The calendar gate: for each notebook of `published`, every solution region of another
-    assignment not yet due at `now` that it shows; one line each.
+    """The calendar gate (autograder/authoring/leaks.py, "When"): for each notebook of `published`,
+    every answer of another assignment not yet due at `now` readable in it; one line each.
 
-    Shown: WINDOW consecutive code lines of the region (autograder/authoring/leaks.py), or at least three
-    of its distinctive lines and half of them. Distinctive: a telling line (leaks.py) that the
-    owner's notebook does not show anyway and that is no course-wide habit, i.e. is not in the
-    public code of two notebooks nor in the solutions of two assignments (`losses = []`)."""
-    parts = {a: _notebook_parts(course, a) for a in course.assignments()}
-    public_count: dict[str, int] = {}
-    solution_count: dict[str, int] = {}
-    for regions, public in parts.values():
-        for line in {line.strip() for line in public.splitlines()}:
-            public_count[line] = public_count.get(line, 0) + 1
-        for line in {line for _, text in regions for line in code_lines(text)}:
-            solution_count[line] = solution_count.get(line, 0) + 1
+    The owner's answers are searched against what its students were given: its own code, the
+    lecture notebooks' and the code of every notebook released no later than it; the shown
+    notebook is read as its release shows it (everything outside the regions, prose included)."""
+    notebooks = {a: read_notebook(course.source_notebook(a)) for a in course.assignments()}
+    shown = {a: Reading("\n".join(split_regions(cell.source)[1] for cell in notebooks[a].cells))
+             for a in published}
+    owned: dict[str, list] = {}
     problems = []
     for shown_in in published:
-        public = parts[shown_in][1]
-        lines, code = {line.strip() for line in public.splitlines()}, CodeIndex(public)
-        for owner, (regions, owner_public) in parts.items():
-            if owner == shown_in or term.due_passed(owner, now):
+        for owner, nb in notebooks.items():
+            if owner == shown_in or term.due_passed(owner, now) or not _released_after(term, shown_in, owner):
                 continue
-            own = {line.strip() for line in owner_public.splitlines()}
-            for cell, text in regions:
-                distinctive = [line for line in code_lines(text) if telling(line)
-                               and line not in own and public_count.get(line, 0) < 2
-                               and solution_count.get(line, 0) < 2]
-                found = [line for line in distinctive if line in lines]
-                copied = [w for w in windows(text) if w in code]
-                if copied or (len(found) >= 3 and 2 * len(found) >= len(distinctive)):
-                    due = term.due.get(owner)
-                    example = (copied[0].splitlines() if copied else found)[0][:60]
-                    problems.append(
-                        f"{shown_in} shows {owner}'s answer {cell} ({len(found)} of its "
-                        f"{len(distinctive)} distinctive lines{', and a run of lines' if copied else ''}"
-                        f": {example!r}...) before {owner} is due: "
-                        + (f"release {shown_in} after {due.isoformat()}" if due else
-                           f"{owner} has no due date in [tool.course.due]"))
+            if owner not in owned:
+                given = course_given(course, [other for a, other in notebooks.items()
+                                              if not _released_after(term, a, owner)])
+                owned[owner] = answers(nb, course.source_notebook(owner).relative_to(course.root).as_posix(),
+                                       given)
+            for answer in owned[owner]:
+                found = ([line for line in answer.lines if shown[shown_in].shows(line)]
+                         + [piece for piece in answer.pieces if shown[shown_in].shows_piece(piece)])
+                copied = sorted(w for w in answer.windows if shown[shown_in].shows_window(w))
+                if not (found or copied):
+                    continue
+                due = term.due.get(owner)
+                example = (found or copied[0].splitlines())[0][:60]
+                problems.append(
+                    f"{shown_in} shows {owner}'s answer {answer.cell} ({len(found)} of its "
+                    f"{len(answer.lines)} lines{', and a run of lines' if copied else ''}: {example!r}...) "
+                    f"before {owner} is due: "
+                    + (f"release {shown_in} after {due.isoformat()}" if due else
+                       f"{owner} has no due date in [tool.course.due]"))
     return problems
 
 
