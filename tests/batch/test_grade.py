@@ -130,7 +130,7 @@ def test_a_correct_submission_gets_full_marks_and_feedback_without_hidden_tests(
     rows, _, out, *_ = batch
     assert rows["alice", "00_fixture"] == {
         "student_id": "alice", "assignment": "00_fixture", "score": "6", "max_score": "6",
-        "status": "graded", "reason": "", "warnings": "", "submitted_at": ""}
+        "status": "graded", "reason": "", "warnings": "", "submitted_at": "", "due_at": ""}
     html = (out / "feedback" / "alice" / "00_fixture" / "00_fixture.html").read_text()
     assert "Hidden: scale keeps the sign" in html  # the test's docstring stays
     for secret in ("x_hidden", "BEGIN HIDDEN TESTS", "-0.5 * x"):
