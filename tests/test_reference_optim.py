@@ -9,7 +9,14 @@ import torch
 from torch import nn
 from torch.testing import assert_close
 
-from helpers.reference.optim import Adam, SGDMomentum, sgd_step, train
+from helpers.reference.optim import (
+    Adam,
+    AdamW,
+    SGDMomentum,
+    first_steps_under_weight_decay,
+    sgd_step,
+    train,
+)
 
 TOL = {"rtol": 1e-10, "atol": 1e-12}
 
@@ -246,3 +253,75 @@ def test_train_matches_a_hand_written_loop_and_returns_floats():
     assert losses[-1] < losses[0]
     for p, q in zip(model_a.parameters(), model_b.parameters()):
         assert_close(p, q, **TOL)
+
+
+# --- AdamW and the weight-decay question -----------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [
+    {},  # the defaults: weight_decay 1e-2
+    {"lr": 0.05, "betas": (0.8, 0.99), "eps": 1e-3, "weight_decay": 0.3},
+    {"lr": 0.01, "betas": (0.0, 0.5), "eps": 1e-6, "weight_decay": 0.0},
+])
+def test_adamw_matches_torch_including_a_learning_rate_change(kwargs):
+    worst = run_side_by_side(
+        make_ours=lambda m: AdamW(m.parameters(), **kwargs),
+        make_theirs=lambda m: torch.optim.AdamW(m.parameters(), **kwargs),
+        steps=60, lr_change_at=30,
+    )
+    assert worst <= 1e-10
+
+
+def test_adamw_with_groups_of_their_own_decay_and_a_state_dict_round_trip():
+    def make(model, cls):
+        return cls([{"params": model[0].parameters(), "weight_decay": 0.5},
+                    {"params": model[2].parameters(), "lr": 0.01}], lr=0.05, weight_decay=0.1)
+
+    worst = run_side_by_side(lambda m: make(m, AdamW), lambda m: make(m, torch.optim.AdamW), steps=30)
+    assert worst <= 1e-10
+    model = make_model(2)
+    opt = make(model, AdamW)
+    assert [g["weight_decay"] for g in opt.param_groups] == [0.5, 0.1]
+    again = make(make_model(3), AdamW)
+    again.load_state_dict(opt.state_dict())
+    assert [g["weight_decay"] for g in again.param_groups] == [0.5, 0.1]
+
+
+def test_l2_in_the_gradient_differs_from_decoupled_decay_under_adam_and_not_under_sgd():
+    """The oracle the exercise rests on: SGD's weight_decay equals shrinking the weights; Adam's does not."""
+    def last(make, steps=20):
+        model = make_model(4)
+        opt = make(model)
+        x, y = make_data(5)
+        for _ in range(steps):
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+    class DecoupledSGD(torch.optim.SGD):
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.mul_(1 - group["lr"] * 0.1)
+            return super().step(closure)
+
+    assert_close(last(lambda m: torch.optim.SGD(m.parameters(), lr=0.1, weight_decay=0.1)),
+                 last(lambda m: DecoupledSGD(m.parameters(), lr=0.1)), **TOL)
+    l2, decoupled = (last(lambda m: torch.optim.Adam(m.parameters(), lr=0.05, weight_decay=0.1)),
+                     last(lambda m: AdamW(m.parameters(), lr=0.05, weight_decay=0.1)))
+    assert float((l2 - decoupled).abs().max()) > 1e-2
+
+
+def test_the_first_steps_under_weight_decay_are_torchs():
+    found = first_steps_under_weight_decay(2.0, 0.1, (0.01, 0.1))
+    for wd in (0.01, 0.1):
+        for cls, key in ((torch.optim.Adam, f"adam_l2_{wd:g}"), (torch.optim.AdamW, f"adamw_{wd:g}")):
+            p = torch.tensor([2.0], dtype=torch.float64, requires_grad=True)
+            opt = cls([p], lr=0.1, weight_decay=wd)
+            p.grad = torch.zeros_like(p)
+            opt.step()
+            assert found[key] == pytest.approx(2.0 - float(p.detach()), rel=1e-9)
+    assert found["adam_l2_0.01"] == pytest.approx(found["adam_l2_0.1"], rel=1e-5)  # lambda cancels under Adam
+    assert found["adamw_0.1"] == pytest.approx(10 * found["adamw_0.01"])

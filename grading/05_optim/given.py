@@ -4,11 +4,11 @@ Stand-ins build inputs and hand back what the student's objects hold; they compu
 expected value and no verdict (autograder/probes/__init__.py).
 """
 
-import copy
 import io
 
 import torch
 from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
 
 from autograder.probes.stand_ins import floats, type_names  # noqa: F401 - the probe reaches them as k.given.*
 
@@ -50,30 +50,82 @@ def mlp(w0, b0, w1, b1):
     return model
 
 
-def checkpoint_run(seed, sizes, lrs, adam):
-    """A small float64 net with batch norm (its running statistics are buffers a resume must restore), and
-    torch.optim's SGD with momentum or Adam over two groups."""
+class TorchOptimWatch:
+    """`with TorchOptimWatch() as calls:` torch.optim's own SGD, Adam and AdamW steps and their functional
+    updates append their names to `calls` when they run, then are as they were. The student's optimizer
+    must do its own update; what it hands to torch.optim shows here (the kernel's word: the probe's
+    docstring says what a forger gains)."""
+
+    def __init__(self):
+        import importlib  # torch.optim deletes the names of its submodules: reach them as modules
+
+        self.targets = [(torch.optim.SGD, "step", "torch.optim.SGD.step"),
+                        (torch.optim.Adam, "step", "torch.optim.Adam.step"),
+                        (torch.optim.AdamW, "step", "torch.optim.AdamW.step")]
+        self.targets += [(importlib.import_module(f"torch.optim.{name}"), name, f"torch.optim.{name}.{name}")
+                         for name in ("sgd", "adam", "adamw")]
+        self.calls = []
+
+    def _wrap(self, function, label):
+        def watched(*args, **kwargs):
+            self.calls.append(label)
+            return function(*args, **kwargs)
+        return watched
+
+    def __enter__(self):
+        self.saved = []
+        for owner, name, label in self.targets:
+            if not hasattr(owner, name):  # a function this release of torch does not have
+                continue
+            own = vars(owner).get(name)  # None: inherited (AdamW's step is Adam's in recent torch)
+            self.saved.append((owner, name, own))
+            setattr(owner, name, self._wrap(getattr(owner, name), label))
+        return self.calls
+
+    def __exit__(self, *exc):
+        for owner, name, own in reversed(self.saved):
+            if own is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, own)
+        return False
+
+
+def checkpoint_run(seed, sizes, lrs, adam, x, y, batch_size, generator_seed):
+    """What a resume must restore, built as a program builds it: a small float64 net with batch norm (its
+    running statistics are buffers) and dropout (its masks come from torch's random state), torch.optim's SGD
+    with momentum or Adam over two groups, a StepLR scheduler, and a DataLoader that shuffles (x, y, index)
+    with a generator of its own. Returns (model, optimizer, scheduler, generator, loader)."""
     torch.manual_seed(int(seed))
     d_in, hidden, d_out = (int(v) for v in sizes)
-    model = nn.Sequential(nn.Linear(d_in, hidden), nn.BatchNorm1d(hidden), nn.Tanh(), nn.Linear(hidden, d_out)).double()
+    model = nn.Sequential(nn.Linear(d_in, hidden), nn.BatchNorm1d(hidden), nn.Tanh(), nn.Dropout(0.3),
+                          nn.Linear(hidden, d_out)).double()
     groups = [{"params": model[0].parameters(), "lr": float(lrs[0])},
-              {"params": [*model[1].parameters(), *model[3].parameters()], "lr": float(lrs[1])}]
+              {"params": [*model[1].parameters(), *model[4].parameters()], "lr": float(lrs[1])}]
     optimizer = torch.optim.Adam(groups) if int(adam) else torch.optim.SGD(groups, momentum=0.9)
-    return model, optimizer
-
-
-def checkpoint_steps(model, optimizer, x, y, steps):
-    """`steps` steps of MSE training on (x, y), in training mode (batch norm's statistics move)."""
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    generator = torch.Generator().manual_seed(int(generator_seed))
     x, y = torch.as_tensor(x), torch.as_tensor(y)
-    model.train()
-    for _ in range(int(steps)):
-        optimizer.zero_grad()
-        nn.functional.mse_loss(model(x), y).backward()
-        optimizer.step()
+    data = TensorDataset(x, y, torch.arange(len(x)))
+    loader = DataLoader(data, batch_size=int(batch_size), shuffle=True, generator=generator, drop_last=True)
+    return model, optimizer, scheduler, generator, loader
 
 
-def halve_lr(optimizer, group):
-    optimizer.param_groups[group]["lr"] *= 0.5
+def checkpoint_epochs(model, optimizer, scheduler, loader, epochs):
+    """`epochs` epochs of MSE training in training mode (batch norm's statistics move, dropout draws), the
+    scheduler stepped after each. Returns (the groups' learning rates at each epoch's start, the index of
+    every example in the order the loader gave them), as lists."""
+    lrs, order = [], []
+    for _ in range(int(epochs)):
+        lrs.append([group["lr"] for group in optimizer.param_groups])
+        model.train()
+        for x, y, index in loader:
+            order.extend(index.tolist())
+            optimizer.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+        scheduler.step()
+    return lrs, order
 
 
 def through_torch_save(checkpoint):
@@ -82,19 +134,6 @@ def through_torch_save(checkpoint):
     torch.save(checkpoint, buffer)
     buffer.seek(0)
     return torch.load(buffer, weights_only=False)
-
-
-def save(model, optimizer, step):
-    """The grader's own save: copies of both state_dicts."""
-    return copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step})
-
-
-def load(model, optimizer, checkpoint):
-    """The grader's own load: what the checkpoint holds of the model (strict=False: what it lacks then shows in
-    the resumed run, which the judge names)."""
-    model.load_state_dict(checkpoint["model"], strict=False)
-    optimizer.load_state_dict(checkpoint["optimizer"])
-    return checkpoint["step"]
 
 
 def state(model):

@@ -1,8 +1,9 @@
-"""Reference answers of 05_optim: a manual SGD step, SGD with momentum, Adam, a training loop.
+"""Reference answers of 05_optim: a manual SGD step, SGD with momentum, Adam, AdamW, a training loop,
+a checkpoint that resumes a run exactly, and the first steps of L2 against decoupled weight decay.
 
-Both optimizers follow PyTorch's own formulation so that, given the same hyperparameters,
-they match `torch.optim.SGD(momentum=...)` and `torch.optim.Adam` step for step. Neither
-supports weight decay, dampening, Nesterov momentum or AMSGrad.
+The optimizers follow PyTorch's own formulation so that, given the same hyperparameters, they match
+`torch.optim.SGD(momentum=...)`, `torch.optim.Adam` and `torch.optim.AdamW` step for step. None supports
+dampening, Nesterov momentum or AMSGrad; only AdamW has weight decay (its decoupled kind).
 """
 
 from __future__ import annotations
@@ -115,6 +116,53 @@ class Adam(torch.optim.Optimizer):
         return loss
 
 
+class AdamW(Adam):
+    """Adam with decoupled weight decay, as `torch.optim.AdamW` (Loshchilov and Hutter, 2019).
+
+    The averages m and v see the loss's gradient alone; the decay acts on the weight itself, before this
+    step's Adam update and on the parameters that have a gradient only:
+        p = p * (1 - lr * weight_decay)          then Adam's  p -= lr * m_hat / (sqrt(v_hat) + eps)
+    A weight whose loss gradient is zero shrinks by (1 - lr * weight_decay) per step, the factor plain SGD
+    with an L2 term (weight_decay / 2) * ||p||**2 applies. weight_decay=0 is Adam.
+    """
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2):
+        if weight_decay < 0.0:
+            raise ValueError(f"invalid weight_decay {weight_decay}: must be >= 0")
+        super().__init__(params, lr=lr, betas=betas, eps=eps)
+        for group in self.param_groups:  # Adam's __init__ knew no weight_decay: every group gets the default
+            group.setdefault("weight_decay", weight_decay)
+        self.defaults["weight_decay"] = weight_decay
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], torch.Tensor] | None = None) -> torch.Tensor | None:
+        """Decay every parameter that has a gradient, then Adam's update; returns the closure's loss."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.mul_(1 - group["lr"] * group["weight_decay"])  # Adam's update does not read p
+        super().step()
+        return loss
+
+
+def first_steps_under_weight_decay(p0: float, lr: float, weight_decays, betas=(0.9, 0.999), eps=1e-8) -> dict:
+    """How far the first step moves a weight p0 whose loss gradient is zero, for each weight decay:
+    {"adam_l2_<wd>": under torch.optim.Adam(weight_decay=wd), the L2 term's gradient wd * p0 in the
+    averages, "adamw_<wd>": under AdamW(weight_decay=wd)}. Step sizes |p1 - p0|, as floats."""
+    found = {}
+    for wd in weight_decays:
+        g = wd * p0  # the only gradient: the L2 term's
+        m_hat, v_hat = g, g * g  # after one step the bias correction gives back g and g**2 exactly
+        found[f"adam_l2_{wd:g}"] = abs(lr * m_hat / (abs(v_hat) ** 0.5 + eps))
+        found[f"adamw_{wd:g}"] = abs(lr * wd * p0)  # the loss gradient is zero: m = v = 0, no Adam step
+    return found
+
+
 def train(model: nn.Module, optimizer: torch.optim.Optimizer,
           loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
           x: torch.Tensor, y: torch.Tensor, steps: int) -> list[float]:
@@ -134,15 +182,37 @@ def train(model: nn.Module, optimizer: torch.optim.Optimizer,
     return losses
 
 
-def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, step: int) -> dict:
-    """A snapshot {"model", "optimizer", "step"}: copies of both state_dicts (a state_dict holds the live
-    tensors, which later training changes), so that it stays as it was; torch.save can write it."""
-    return copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step})
+def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, step: int, scheduler=None,
+                    generator: torch.Generator | None = None) -> dict:
+    """A snapshot of everything a run depends on, so that resuming from it equals continuing:
+    {"model", "optimizer", "step"} (the layout of PyTorch's tutorials), "scheduler" (its state_dict, when
+    there is one), "rng" (torch's global random state: dropout draws from it; CUDA's too, where there is
+    one) and "generator" (the state of the generator a DataLoader shuffles with, when there is one).
+    Copies throughout (a state_dict holds the live tensors, which later training changes); torch.save can
+    write it."""
+    checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                  "rng": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        checkpoint["cuda_rng"] = torch.cuda.get_rng_state_all()
+    if scheduler is not None:
+        checkpoint["scheduler"] = scheduler.state_dict()
+    if generator is not None:
+        checkpoint["generator"] = generator.get_state()
+    return copy.deepcopy(checkpoint)
 
 
-def load_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, checkpoint: dict) -> int:
-    """Restore model and optimizer in place from a save_checkpoint dict; returns its step. Training on from
+def load_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, checkpoint: dict, scheduler=None,
+                    generator: torch.Generator | None = None) -> int:
+    """Restore model, optimizer, scheduler, torch's random state and the generator in place from a
+    save_checkpoint dict, in a program that built them the same way; returns its step. Training on from
     there gives exactly the numbers of the uninterrupted run."""
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
+    if scheduler is not None:
+        scheduler.load_state_dict(checkpoint["scheduler"])
+    if generator is not None:
+        generator.set_state(checkpoint["generator"])
+    torch.set_rng_state(checkpoint["rng"])
+    if "cuda_rng" in checkpoint and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(checkpoint["cuda_rng"])
     return checkpoint["step"]

@@ -1,10 +1,21 @@
-"""load_checkpoint restores model and optimizer but returns nothing: the resumed loop does not know where it was."""
+"""load_checkpoint restores everything but returns nothing: the resumed loop does not know where it was."""
 # replaces: checkpoint
 # caught by: test_checkpoint, test_checkpoint_hidden
-def save_checkpoint(model, optimizer, step):
-    return copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step})
+def save_checkpoint(model, optimizer, step, scheduler=None, generator=None):
+    checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                  "rng": torch.get_rng_state()}
+    if scheduler is not None:
+        checkpoint["scheduler"] = scheduler.state_dict()
+    if generator is not None:
+        checkpoint["generator"] = generator.get_state()
+    return copy.deepcopy(checkpoint)
 
 
-def load_checkpoint(model, optimizer, checkpoint):
+def load_checkpoint(model, optimizer, checkpoint, scheduler=None, generator=None):
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
+    if scheduler is not None:
+        scheduler.load_state_dict(checkpoint["scheduler"])
+    if generator is not None:
+        generator.set_state(checkpoint["generator"])
+    torch.set_rng_state(checkpoint["rng"])

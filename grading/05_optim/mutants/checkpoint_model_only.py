@@ -1,10 +1,10 @@
-"""The checkpoint keeps the model's state_dict and the step but not the optimizer's: a resumed Adam or momentum restarts from zero."""
+"""The checkpoint keeps the model's state_dict and the step, as a tutorial's first version does: the optimizer, the scheduler and every random state start again."""
 # replaces: checkpoint
 # caught by: test_checkpoint, test_checkpoint_hidden
-def save_checkpoint(model, optimizer, step):
-    return {"model": copy.deepcopy(model.state_dict()), "step": step}
+def save_checkpoint(model, optimizer, step, scheduler=None, generator=None):
+    return {"model": copy.deepcopy(model.state_dict()), "optimizer": None, "step": step}
 
 
-def load_checkpoint(model, optimizer, checkpoint):
+def load_checkpoint(model, optimizer, checkpoint, scheduler=None, generator=None):
     model.load_state_dict(checkpoint["model"])
     return checkpoint["step"]

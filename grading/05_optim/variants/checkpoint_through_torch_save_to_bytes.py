@@ -1,4 +1,4 @@
-"""save_checkpoint snapshots each state_dict by a torch.save / torch.load round trip in memory; load_checkpoint in another order."""
+"""save_checkpoint snapshots everything by a torch.save / torch.load round trip in memory; load_checkpoint in another order."""
 # exercise: save_checkpoint
 
 import io as _io
@@ -11,11 +11,19 @@ def _snapshot(state):
     return torch.load(buffer, weights_only=False)
 
 
-def save_checkpoint(model, optimizer, step):
-    return {"step": int(step), "optimizer": _snapshot(optimizer.state_dict()), "model": _snapshot(model.state_dict())}
+def save_checkpoint(model, optimizer, step, scheduler=None, generator=None):
+    return _snapshot({"step": int(step), "optimizer": optimizer.state_dict(), "model": model.state_dict(),
+                      "rng_state": torch.get_rng_state(),
+                      "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                      "generator": generator.get_state() if generator is not None else None})
 
 
-def load_checkpoint(model, optimizer, checkpoint):
+def load_checkpoint(model, optimizer, checkpoint, scheduler=None, generator=None):
+    torch.set_rng_state(checkpoint["rng_state"])
+    if generator is not None:
+        generator.set_state(checkpoint["generator"])
     optimizer.load_state_dict(checkpoint["optimizer"])
     model.load_state_dict(checkpoint["model"])
+    if scheduler is not None:
+        scheduler.load_state_dict(checkpoint["scheduler"])
     return checkpoint["step"]

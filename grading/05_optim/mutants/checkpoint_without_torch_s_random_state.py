@@ -1,0 +1,20 @@
+"""The checkpoint keeps model, optimizer, scheduler and the loader's generator, but not torch's global random state: dropout draws other masks after resuming."""
+# replaces: checkpoint
+# caught by: test_checkpoint, test_checkpoint_hidden
+def save_checkpoint(model, optimizer, step, scheduler=None, generator=None):
+    checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step}
+    if scheduler is not None:
+        checkpoint["scheduler"] = scheduler.state_dict()
+    if generator is not None:
+        checkpoint["generator"] = generator.get_state()
+    return copy.deepcopy(checkpoint)
+
+
+def load_checkpoint(model, optimizer, checkpoint, scheduler=None, generator=None):
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    if scheduler is not None:
+        scheduler.load_state_dict(checkpoint["scheduler"])
+    if generator is not None:
+        generator.set_state(checkpoint["generator"])
+    return checkpoint["step"]
