@@ -1,7 +1,8 @@
 """The grader's layers (autograder/layers.py, docs/design.md "Layers"), read from every import.
 
 Every import of every module counts: top level or inside a function (lazy), absolute or relative
-(`from . import x`), in subpackages too. An import runs upward (a lower layer importing a higher
+(`from . import x`), in subpackages too, and an import by a constant name
+(`importlib.import_module("autograder.batch.grade")`, `__import__(...)`). An import runs upward (a lower layer importing a higher
 one) or sideways between sibling layers: a failure. A command (what `__main__` imports as a
 module) imported by anything but `__main__`: a failure, unless it is one of the known
 exceptions below, each with its reason; an exception that no longer occurs must leave the list.
@@ -11,6 +12,7 @@ A cycle anywhere in the import graph: a failure.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from pathlib import Path
 
@@ -32,8 +34,33 @@ def modules(package: Path) -> dict[str, Path]:
             if "__pycache__" not in path.parts}
 
 
+# What imports a module named by a string: importlib.import_module (or import_module imported from
+# importlib) and __import__ (or builtins.__import__). Given the name as a constant, it is an edge.
+DYNAMIC_IMPORTERS = ("import_module", "__import__")
+
+
+def dynamic_import(node: ast.AST) -> str | None:
+    """The module a call imports by a constant name (`importlib.import_module("a.b")`,
+    `import_module(".b", "a")`, `__import__("a.b")`), absolute; None for any other node."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    first = node.args[0]
+    if name not in DYNAMIC_IMPORTERS or not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return None
+    if not first.value.startswith("."):
+        return first.value
+    package = node.args[1] if len(node.args) > 1 and name == "import_module" else next(
+        (k.value for k in node.keywords if k.arg == "package"), None)
+    if isinstance(package, ast.Constant) and isinstance(package.value, str):
+        return importlib.util.resolve_name(first.value, package.value)
+    return None
+
+
 def import_graph(package: Path) -> dict[str, set[str]]:
-    """module -> the package's modules it imports, anywhere in its file."""
+    """module -> the package's modules it imports, anywhere in its file: import statements and
+    imports by a constant name (`dynamic_import`)."""
     found = modules(package)
     root = package.name
 
@@ -48,7 +75,10 @@ def import_graph(package: Path) -> dict[str, set[str]]:
         is_package = path.name == "__init__.py"
         targets = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.Import):
+            dynamic = dynamic_import(node)
+            if dynamic is not None and dynamic.split(".")[0] == root:
+                targets.add(resolve(dynamic))
+            elif isinstance(node, ast.Import):
                 targets.update(resolve(alias.name) for alias in node.names
                                if alias.name.split(".")[0] == root)
             elif isinstance(node, ast.ImportFrom):
@@ -224,6 +254,35 @@ def test_the_checks_fail_on_a_tree_that_breaks_each_rule(tmp_path):
         "autograder.course.layout (course) imports autograder.engine.job (engine): upward"]
     assert command_imports(graph, tree) == {("autograder.authoring.check", "autograder.authoring.release")}
     assert cycles(graph) == [["autograder.engine.job", "autograder.engine.scan"]]
+
+
+def test_a_dynamic_import_by_a_constant_name_is_an_import(tmp_path):
+    """A lower layer reaching a higher one through importlib or __import__ with the module's name
+    written out: the same edge as an import statement (before, the walk saw only statements)."""
+    tree = tmp_path / "autograder"
+    files = {
+        "__init__.py": "",
+        "__main__.py": "COMMANDS = {'grade': ('autograder.batch.grade', 'main')}\n",
+        "course/__init__.py": "",
+        "course/layout.py": ("import importlib\n\n\ndef f():\n"
+                             "    return importlib.import_module(\"autograder.batch.grade\")\n"),
+        "course/term.py": "from importlib import import_module\n\nmodule = import_module('.verify', 'autograder.engine')\n",
+        "engine/__init__.py": "",
+        "engine/verify.py": "def g(name):\n    return __import__(name), __import__('autograder.authoring.check')\n",
+        "batch/__init__.py": "",
+        "batch/grade.py": "",
+        "authoring/__init__.py": "",
+        "authoring/check.py": "",
+    }
+    for name, text in files.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(text)
+    graph = import_graph(tree)
+    assert upward_imports(graph) == [
+        "autograder.course.layout (course) imports autograder.batch.grade (batch): upward",
+        "autograder.course.term (course) imports autograder.engine.verify (engine): upward",
+        "autograder.engine.verify (engine) imports autograder.authoring.check (authoring): upward"]
+    assert command_imports(graph, tree) == {("autograder.course.layout", "autograder.batch.grade")}
 
 
 def test_the_design_draws_the_layers_that_the_code_declares():
