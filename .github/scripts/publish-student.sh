@@ -6,12 +6,17 @@
 #      repository's own: a workflow, a syllabus) stays as it is;
 #   2. its gh-pages branch becomes SITE (what `make site` wrote), a fresh commit each time
 #      (the repository's Pages serve that branch: Settings > Pages > Deploy from a branch);
-#   3. a GitHub release TAG there carries WHEEL (the student wheel that every setup cell installs
-#      from releases/latest/download/).
+#   3. a GitHub release TAG there carries WHEEL, the student wheel. Every setup cell installs it from
+#      https://github.com/OWNER/NAME/releases/download/v<version>/pytorch_course_helpers-<version>-py3-none-any.whl
+#      (the address `python -m autograder configure` writes from [tool.course] student_repository
+#      and [project] version: CourseSettings.wheel_url in autograder/course/settings.py), so TAG
+#      must be v<version>: .github/scripts/check_release_tag.py checks it before this runs.
+#      An existing release gets the new wheel in place of its old one.
 #
 # usage: publish-student.sh TREE SITE WHEEL
 # environment:
-#   TAG             the release tag (v1.2.0); required
+#   TAG             the release tag, v<[project] version> (v1.2.0); required
+#   COMMIT_MESSAGE  the branch's commit message (default "Course release $TAG")
 #   STUDENT_REPO    OWNER/NAME of the student repository; required for the release
 #   GH_TOKEN        a token with contents:write on it (secret STUDENT_REPO_TOKEN); used by git and gh
 #   STUDENT_REMOTE  the remote to push to (default https://github.com/$STUDENT_REPO.git with the token)
@@ -72,7 +77,7 @@ if git --git-dir="$repo" rev-parse --quiet --verify HEAD >/dev/null \
         && git --git-dir="$repo" --work-tree="$tree" diff --cached --quiet; then
     echo "publish-student: $branch already holds this tree"
 else
-    git --git-dir="$repo" --work-tree="$tree" commit --quiet -m "Course release $TAG"
+    git --git-dir="$repo" --work-tree="$tree" commit --quiet -m "${COMMIT_MESSAGE:-Course release $TAG}"
 fi
 git --git-dir="$repo" tag --force "$TAG"
 git --git-dir="$repo" push --quiet "$STUDENT_REMOTE" "HEAD:refs/heads/$branch"
