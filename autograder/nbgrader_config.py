@@ -80,6 +80,10 @@ c.Autograde.sanitize_preprocessors = [ClearOutput, DropDuplicateCells, Overwrite
 c.Autograde.autograde_preprocessors = [GradingExecute, QuietStderr, ClearMetadataPreprocessor,
                                        LimitOutput, SaveAutoGrades, AssignLatePenalties,
                                        CheckCellMetadata]
+# The autograded notebook is written again after the trusted run (the points it withdraws, its
+# report). nbgrader's default, 444, refuses that to a grader that is not root (root writes through
+# it): every row of a plain user's `grade` ended in a PermissionError. The grader's own file, 644.
+c.Autograde.permissions = 644
 # nbgrader's default is 30 s per cell; our notebooks budget 60 s in all on a 2-core CPU, so one cell
 # never legitimately needs more. An infinite loop is interrupted after this and scores 0 on its own
 # cell only: the kernel is interrupted, not killed, and the rest of the notebook still runs (unless

@@ -14,12 +14,13 @@ Execute, instead:
 - stops a notebook at `notebook_budget` seconds of wall-clock time: the cell running then is
   interrupted like a timeout, later cells are not run (NotRun);
 - starts kernels with their limits, from the warm kernel server when there is one, in the
-  sandbox (autograder/engine/warm_kernel.py, kernel_server.py, sandbox.py, cgroups.py): the course's
-  files hidden (`hide`), the machine read-only, no network. A kernel in a network namespace of
-  its own cannot reach the grader's 127.0.0.1, so it talks to the grader over Unix sockets
-  (jupyter_client's ipc transport) in a folder of its own under /tmp, the one folder it shares
-  with the grader: once the kernel listens, the folder is closed to it (it can no longer create
-  a file there) and it is removed with the kernel;
+  sandbox (autograder/engine/warm_kernel.py, kernel_server.py, sandbox.py, cgroups.py): a view of
+  the machine that holds only what a kernel needs, the course's files hidden inside it (`hide`),
+  no network. A kernel in a network namespace of its own cannot reach the grader's 127.0.0.1, so
+  it talks to the grader over Unix sockets (jupyter_client's ipc transport). The grader's socket
+  folder (under /tmp, 0700) is never in the kernel's view: the kernel binds its sockets in a small
+  tmpfs of its own at the same path, and its launcher links them into the grader's folder
+  (kernel_server.link_sockets), which is removed with the kernel;
 - runs an epilogue after the notebook's last cell, in the same kernel, when the grading job gives
   one (`epilogue`: the trusted probes of autograder/engine/verify.py): its cells are not part of
   the notebook (removed before nbgrader scores it or writes it), the notebook's budget does not
@@ -101,8 +102,9 @@ def _name(cell: NotebookNode, index: int) -> str:
 
 
 def hidden_paths(course_root: Path | None = None, *extra: Path) -> tuple[str, ...]:
-    """What no grading kernel may read (autograder/engine/sandbox.py hides it; what a kernel needs to
-    run, the environment and the course's packages, is bound back): the graded course's root,
+    """What no grading kernel may read, should it lie inside what a kernel is shown (the sandbox,
+    autograder/engine/sandbox.py, shows only what a kernel needs to run: the system, the
+    environment, the course's packages, its job; these look empty inside it): the graded course's root,
     this checkout's when it is a course (its answers), the grader's HOME (its tokens, other
     copies of the course), the reference answers, and `extra` (the session's folder, the
     submissions, the output)."""
@@ -122,11 +124,11 @@ class GradingExecute(Execute):
 
     kernel_server = Unicode("", help="Unix socket of the warm kernel server "
                             "(autograder/engine/kernel_server.py); empty: kernels start cold").tag(config=True)
-    sandbox = Bool(True, help="Run kernels in the sandbox (autograder/engine/sandbox.py): the machine "
-                   "read-only, the course hidden, no network, one cgroup").tag(config=True)
-    hide = List(Unicode(), help="Paths the kernel sees as empty folders or files: the course's "
-                "roots, the grader's HOME, the outputs (autograder/engine/sandbox.py); empty: those of "
-                "this checkout's course (hidden_paths)").tag(config=True)
+    sandbox = Bool(True, help="Run kernels in the sandbox (autograder/engine/sandbox.py): a read-only "
+                   "view of only what a kernel needs, the course hidden, no network, one cgroup").tag(config=True)
+    hide = List(Unicode(), help="Paths the kernel sees as empty folders or files where they lie in its "
+                "view: the course's roots, the grader's HOME, the outputs (autograder/engine/sandbox.py); "
+                "empty: those of this checkout's course (hidden_paths)").tag(config=True)
     interrupt_grace = Float(5.0, help="Seconds a kernel gets to stop after the timeout's "
                             "interrupt; still busy then, it is killed").tag(config=True)
     memory_limit = Unicode("4G", help="Most memory a kernel may allocate, all its processes "
@@ -183,7 +185,8 @@ class GradingExecute(Execute):
             km.write_limit = parse_size(self.write_limit)
             km.outbox = self.outbox
         if self.sandbox or self.kernel_server:  # without a network: Unix sockets instead of TCP,
-            # in a folder the kernel shares with the grader (short paths: < 108 bytes)
+            # in the grader's folder, 0700, where the launcher links the kernel's own (short paths:
+            # < 108 bytes); the sandbox gives the kernel a capped folder of its own at that path
             folder = tempfile.mkdtemp(prefix="agk-ipc-", dir="/tmp" if os.path.isdir("/tmp") else None)
             self._ipc_folders.append(folder)
             km.transport, km.ip = "ipc", os.path.join(folder, "k")
@@ -191,18 +194,6 @@ class GradingExecute(Execute):
             if isinstance(km, WarmKernelManager):
                 km.share = [folder]
         return km
-
-    async def async_start_new_kernel_client(self):
-        """Start the kernel; once it listens, close its socket folder to it (it can no longer
-        create a file the grader's machine keeps)."""
-        client = await super().async_start_new_kernel_client()
-        for folder in self._ipc_folders[-1:]:
-            try:
-                os.chown(folder, os.geteuid(), os.getegid())
-                os.chmod(folder, 0o700)
-            except OSError:
-                pass
-        return client
 
     # -- the trusted run's feed and epilogue --------------------------------------------------------
 

@@ -23,16 +23,18 @@ Limits and the sandbox, for warm and cold kernels alike, are the launcher's opti
 memory (each process's data segment, RLIMIT_DATA, and the kernel's cgroup as a whole), processes
 (its cgroup's tasks), cpu (RLIMIT_CPU), writes (what it may write into its job folder, and any
 one file: RLIMIT_FSIZE), tmp (its /tmp and /dev/shm), hide (paths that look empty to it), share
-(folders it writes that the grader reads: its sockets), outbox (the trusted run's results,
-reached through a descriptor, autograder/engine/sandbox.py's OUTBOX_FD) and sandbox (on or off). The
-launcher stays outside: it makes the kernel's cgroup (autograder/engine/cgroups.py) and opens the
-outbox. The kernel's own process joins the cgroup and enters the sandbox before it runs a line,
-as process 1 of a PID namespace whose supervisor is the forked child (warm) or the launcher's
-child (cold). When the kernel ends, the launcher kills what is left in its cgroup and removes
-it. The launcher itself runs `python -I` (a folder a kernel wrote into is never on its path).
-Kernels never write core files; their environment is an allow-list (sandbox.kernel_environment),
-and the server starts with that environment already, since a forked kernel's /proc/self/environ
-shows the server's.
+(its socket folders), outbox (the trusted run's results, reached through a descriptor,
+autograder/engine/sandbox.py's OUTBOX_FD) and sandbox (on or off). The launcher stays outside: it
+makes the kernel's cgroup (autograder/engine/cgroups.py), opens the outbox, and links the sockets
+the sandboxed kernel binds in a folder of its own into the grader's socket folder, which the kernel
+never sees (`link_sockets`). The kernel's own process joins the cgroup and enters the sandbox
+before it runs a line, as process 1 of a PID namespace whose supervisor is the forked child (warm)
+or the launcher's child (cold); its descriptors 0, 1 and 2 then become /dev/null (they were the
+grader's terminal). When the kernel ends, the launcher kills what is left in its cgroup and
+removes it. The launcher itself runs `python -I` (a folder a kernel wrote into is never on its
+path). Kernels never write core files; their environment is an allow-list
+(sandbox.kernel_environment), and the server starts with that environment already, since a forked
+kernel's /proc/self/environ shows the server's.
 
     python -m autograder.engine.kernel_server serve SOCKET                              # the server
     python -m autograder.engine.kernel_server launch SOCKET|- [--OPTION VALUE]... -- CMD   # a launcher
@@ -46,9 +48,11 @@ import hashlib
 import json
 import os
 import resource
+import select
 import selectors
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -69,6 +73,7 @@ from autograder.engine import cgroups, privsep, sandbox
 PRELOAD = ("numpy", "torch", "torch._dynamo", "IPython", "ipykernel.kernelapp", "ipykernel.ipkernel",
            "matplotlib.pyplot", "matplotlib_inline.backend_inline")
 _LAUNCH_TIMEOUT = 30.0
+_LINK_TIMEOUT = 120.0  # seconds a kernel gets to make its sockets (nbclient waits 60 for a start)
 _RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
             signal.SIGUSR2)
 _MAX_FDS = 16  # stdin, stdout, stderr, the cgroups' procs files, the outbox
@@ -186,11 +191,29 @@ def _become_kernel(options: Options, env: dict, cwd: str, cgroup_fds: list[int],
         os.close(outbox)
     home = cwd
     if options.sandbox:  # the namespace sandbox; without one, a user of its own (privsep.py)
-        lines, home = privsep.isolate(options.plan(cwd), env, options.processes)
+        try:
+            lines, home = privsep.isolate(options.plan(cwd), env, options.processes)
+        except sandbox.SandboxBroken as error:  # half-made: this process must not run a kernel
+            print(f"autograder: the kernel cannot start: {error}", file=sys.stderr, flush=True)
+            os._exit(1)
         for line in lines:
             print(f"autograder: {line}", file=sys.stderr)
     set_limits(options.memory, options.cpu, options.writes)
+    if options.sandbox:
+        _silence()
     return sandbox.kernel_environment(env, home=home)
+
+
+def _silence() -> None:
+    """The kernel's descriptors 0, 1 and 2 become /dev/null, once this trusted part has said what it
+    had to: they were the grader's (its terminal), and ipykernel echoes there whatever reaches them
+    (`os.write(1, ...)`, a child's output). What a kernel prints reaches the grader as messages only."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
 
 
 # -- the server ---------------------------------------------------------------------------------------
@@ -264,6 +287,7 @@ def serve(path: str) -> None:
     for module in SKIPPED_IMPORTS:  # a kernel imports them as any Python would (autograder/__init__.py)
         if sys.modules.get(module, "") is None:
             del sys.modules[module]
+    sandbox.problems()  # tried once here: every kernel forked from here knows what it can have
     print("preloaded", flush=True)  # for whoever must have a warm kernel (wait_preloaded)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
@@ -340,18 +364,69 @@ def _kill(pid: int) -> None:
 
 # -- the launcher -----------------------------------------------------------------------------------
 
-def _hand_over(command: list[str], options: Options) -> None:
-    """Grading as root, the kernel runs as nobody: give it its connection file and socket folders."""
-    if os.geteuid() != 0 or not options.sandbox:
-        return
-    uid, gid = sandbox.kernel_identity()
+def _connection_files(command: list[str]) -> list[str]:
     files = [command[i + 1] for i, arg in enumerate(command[:-1]) if arg in ("-f", "--f")]
-    files += [arg.split("=", 1)[1] for arg in command if arg.startswith(("-f=", "--f="))]
-    for path in [*options.share, *files]:
+    return files + [arg.split("=", 1)[1] for arg in command if arg.startswith(("-f=", "--f="))]
+
+
+def socket_paths(command: list[str], folders: list[str]) -> list[str]:
+    """The Unix sockets the kernel of `command` binds (its connection file's ipc endpoints) that lie
+    in `folders` (its socket folders)."""
+    folders = [os.path.realpath(f) for f in folders]
+    found = []
+    for path in _connection_files(command):
         try:
-            os.chown(path, uid, gid)
-        except OSError:
-            pass
+            with open(path) as f:
+                info = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if info.get("transport") != "ipc":
+            continue
+        for key in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
+            endpoint = f"{info.get('ip')}-{info.get(key)}"
+            if os.path.dirname(os.path.realpath(endpoint)) in folders:
+                found.append(endpoint)
+    return found
+
+
+def link_sockets(pid: int, paths: list[str], running, timeout: float = _LINK_TIMEOUT) -> list[int]:
+    """Reach a sandboxed kernel's sockets from the grader's socket folder.
+
+    The kernel (`pid`: its supervisor, in its mount namespace) binds its sockets in a folder of its
+    own at the same paths (autograder/engine/sandbox.py); the grader's folder is not in its view. As
+    each socket appears, this opens it through the kernel's root (/proc/PID/root, the last name not
+    followed, a socket or nothing) and puts at its path in the grader's folder a link to that
+    descriptor (/proc/<this launcher>/fd/N): whatever the kernel later puts at those names, the
+    grader reaches only the sockets it made before it ran any student code. Returns the descriptors,
+    held until the kernel ends. A kernel without the sandbox binds in the grader's folder itself:
+    nothing to link. Gives up when `running()` turns False or after `timeout` seconds."""
+    pending, held = list(paths), []
+    deadline, pause = time.monotonic() + timeout, 0.002
+    while pending and time.monotonic() < deadline and running():
+        for path in list(pending):
+            try:
+                fd = os.open(f"/proc/{pid}/root{path}", os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue
+            inside = os.fstat(fd)
+            try:
+                outside = os.lstat(path)
+            except OSError:
+                outside = None
+            if not stat.S_ISSOCK(inside.st_mode) or (
+                    outside is not None and (outside.st_dev, outside.st_ino) == (inside.st_dev, inside.st_ino)):
+                os.close(fd)  # not a socket (yet), or the grader's own folder: an unsandboxed kernel's
+                if stat.S_ISSOCK(inside.st_mode):
+                    pending.remove(path)
+                continue
+            link = f"{path}.{os.getpid()}.link"
+            os.symlink(f"/proc/{os.getpid()}/fd/{fd}", link)
+            os.replace(link, path)
+            held.append(fd)
+            pending.remove(path)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    return held
 
 
 def launch(path: str, command: list[str], options: Options | None = None) -> int:
@@ -360,14 +435,14 @@ def launch(path: str, command: list[str], options: Options | None = None) -> int
     options = options or Options()
     is_ipykernel = path != "-" and (len(command) >= 3 and command[1:3] == ["-m", "ipykernel_launcher"]
                     and os.path.realpath(command[0]) == os.path.realpath(sys.executable))
-    _hand_over(command, options)
+    sockets = socket_paths(command, options.share) if options.sandbox else []
     group = cgroups.KernelCgroup(options.memory, options.processes) if options.sandbox else None
     outbox = (os.open(options.outbox, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
               if options.outbox else None)
     try:
-        code = _warm(path, command, options, group, outbox) if is_ipykernel else None
+        code = _warm(path, command, options, group, outbox, sockets) if is_ipykernel else None
         if code is None:
-            code = _cold(command, options, group, outbox)
+            code = _cold(command, options, group, outbox, sockets)
     finally:
         if outbox is not None:
             os.close(outbox)
@@ -376,7 +451,8 @@ def launch(path: str, command: list[str], options: Options | None = None) -> int
     return sandbox.exit_like(code)
 
 
-def _warm(path: str, command: list[str], options: Options, group, outbox: int | None) -> int | None:
+def _warm(path: str, command: list[str], options: Options, group, outbox: int | None,
+          sockets: list[str]) -> int | None:
     """The kernel forked by the server; its exit code, or None when no server answered."""
     cgroup_fds = group.fds() if group is not None else []
     try:
@@ -402,14 +478,18 @@ def _warm(path: str, command: list[str], options: Options, group, outbox: int | 
     for signum in _RELAYED:
         signal.signal(signum, relay)
     conn.settimeout(None)
+    held = link_sockets(pid, sockets, lambda: not select.select([conn], [], [], 0)[0])
     try:
         (code,) = struct.unpack("!i", _recv_exactly(conn, 4))
     except ConnectionError:  # the server is gone, and the kernel with it
         return 1
+    finally:
+        for fd in held:
+            os.close(fd)
     return code
 
 
-def _cold(command: list[str], options: Options, group, outbox: int | None) -> int:
+def _cold(command: list[str], options: Options, group, outbox: int | None, sockets: list[str]) -> int:
     """The ordinary kernel command, in a child of this launcher; its exit code."""
     cgroup_fds = group.fds() if group is not None else []
     if outbox is not None:
@@ -432,12 +512,26 @@ def _cold(command: list[str], options: Options, group, outbox: int | None) -> in
 
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(signum, stop)
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            return os.waitstatus_to_exitcode(status)
-        except InterruptedError:
-            continue
+    ended: list[int] = []
+
+    def running() -> bool:
+        if not ended:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                ended.append(status)
+        return not ended
+
+    held = link_sockets(pid, sockets, running)
+    try:
+        while not ended:
+            try:
+                ended.append(os.waitpid(pid, 0)[1])
+            except InterruptedError:
+                continue
+    finally:
+        for fd in held:
+            os.close(fd)
+    return os.waitstatus_to_exitcode(ended[0])
 
 
 # -- starting and stopping a server ----------------------------------------------------------------

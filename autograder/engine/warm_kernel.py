@@ -34,8 +34,8 @@ class WarmKernelManager(AsyncKernelManager):
                        "sandbox's default").tag(config=True)
     hide = List(Unicode(), help="paths that look empty to the kernel (autograder/engine/sandbox.py)").tag(
         config=True)
-    share = List(Unicode(), help="folders the kernel writes and the grader reads (its sockets)").tag(
-        config=True)
+    share = List(Unicode(), help="the kernel's socket folders: in the sandbox a capped folder of its "
+                 "own at each path, whose sockets the launcher links into the grader's").tag(config=True)
     outbox = Unicode("", help="file the kernel writes the trusted run's results to, through "
                      "autograder/engine/sandbox.py's OUTBOX_FD").tag(config=True)
     sandbox = Bool(False, help="run the kernel in the sandbox (autograder/engine/sandbox.py)").tag(config=True)

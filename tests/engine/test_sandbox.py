@@ -1,4 +1,5 @@
-"""Grading kernels cannot read what is hidden from them (autograder/engine/sandbox.py), warm or cold."""
+"""Grading kernels read only what they are given and never what is hidden from them
+(autograder/engine/sandbox.py), warm or cold."""
 
 from __future__ import annotations
 
@@ -70,22 +71,25 @@ def run_kernel(job: Path, code: str, **settings) -> list[str]:
 
 @needs_namespaces
 def test_enter_kernel_hides_folders_and_files_and_holds_against_unmount(secrets):
-    """In the kernel (process 1 of its namespace): hidden paths look empty, umount is refused,
-    the parent is out of sight, the job folder is readable, and what it writes stays its own."""
+    """In the kernel (process 1 of its namespace): inside what it may read (here the planted course,
+    named as needed), hidden paths look empty; umount is refused, the parent is out of sight, the
+    job folder is readable, what it writes stays its own, and what it was not given is not there."""
     folder, loose, job = secrets
+    course = folder.parent
+    (course.parent / "elsewhere.txt").write_text("not given")
     code = textwrap.dedent(f"""
         import os
         from autograder.engine import sandbox
         sandbox.enter_kernel(sandbox.Plan(hide=({str(folder)!r}, {str(loose)!r}, "/no/such/path"),
-                                          job={str(job)!r}))
-        print(os.getpid(), open({str(loose)!r}).read() == "")
+                                          job={str(job)!r}, needed=(*sandbox.needed_paths(), {str(course)!r})))
+        print(os.getpid(), open({str(loose)!r}).read() == "", os.path.exists({str(course.parent / "elsewhere.txt")!r}))
         open("written.txt", "w").write("kept")
         print(open("written.txt").read())
     """) + snoop(folder)
     out = subprocess.run([sys.executable, "-c", code], cwd=job, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["1 True", "kept", *HIDDEN]
+    assert out.stdout.splitlines() == ["1 True False", "kept", *HIDDEN]
     assert not (job / "written.txt").exists()  # the kernel's writes never reach the grader's disk
 
 
@@ -108,9 +112,12 @@ def server():
 def test_a_warm_kernel_cannot_read_hidden_paths(server, secrets):
     folder, loose, job = secrets
     assert run_kernel(job, snoop(folder), kernel_server=server.socket, hide=[str(folder)]) == HIDDEN
-    read_loose = f"print(repr(open({str(loose)!r}).read()))"
+    read_loose = (f"try:\n    print(repr(open({str(loose)!r}).read()))\n"
+                  "except OSError as error:\n    print(type(error).__name__)")
     assert run_kernel(job, read_loose, kernel_server=server.socket, sandbox=False) == ["'alice: 6/6'"]
-    assert run_kernel(job, read_loose, kernel_server=server.socket, hide=[str(loose)]) == ["''"]
+    # Hidden or not: a kernel's view holds only what it needs, and this file is not among it.
+    assert run_kernel(job, read_loose, kernel_server=server.socket, hide=[str(loose)]) == ["FileNotFoundError"]
+    assert run_kernel(job, read_loose, kernel_server=server.socket, hide=[str(job / "x")]) == ["FileNotFoundError"]
 
 
 @needs_namespaces
