@@ -139,3 +139,33 @@ def test_train_numpy_mlp_zero_steps_returns_copies():
     new_w1, new_w2, losses = train_numpy_mlp(x, y, w1, w2, 1e-3, 0)
     assert losses == [] and new_w1 is not w1 and new_w2 is not w2
     np.testing.assert_array_equal(new_w1, w1)
+
+
+@pytest.mark.parametrize("lead", [(3,), (2, 3), (1, 1, 2)])
+def test_mlp_backward_on_leading_dimensions_matches_autograd_and_sums_the_pieces(lead):
+    """x (..., D_in): the gradient equals autograd's, and the sum of the gradients of each sequence."""
+    rng = np.random.default_rng(sum(lead))
+    x, y = rng.standard_normal((*lead, 4, 7)), rng.standard_normal((*lead, 4, 3))
+    w1, w2 = rng.standard_normal((7, 5)), rng.standard_normal((5, 3))
+    grads = mlp_backward(x, y, w1, w2, mlp_forward(x, w1, w2)[1])
+    for got, want in zip(grads, autograd_grads(x, y, w1, w2)):
+        assert got.shape == want.shape and relative_error_of(got, want) < 1e-10
+    pieces = [mlp_backward(x[i], y[i], w1, w2, mlp_forward(x[i], w1, w2)[1]) for i in np.ndindex(lead)]
+    for k in (0, 1):
+        np.testing.assert_allclose(grads[k], sum(p[k] for p in pieces), rtol=1e-10, atol=1e-12)
+
+
+def test_the_slides_rows_only_backward_fails_on_sequences():
+    """The oracle tells the CMU 18-661 slides' 2-d products from the derived ones on a batch of sequences."""
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((3, 4, 7)), rng.standard_normal((3, 4, 3))
+    w1, w2 = rng.standard_normal((7, 5)), rng.standard_normal((5, 3))
+    h, h_relu, y_pred = mlp_forward(x, w1, w2)[1]
+    with pytest.raises(ValueError):
+        h_relu.T @ (2.0 * (y_pred - y))  # (5, 4, 3) @ (3, 4, 3): the batch dimensions 5 and 3 do not broadcast
+
+
+def test_numeric_gradient_error_shrinks_like_eps_squared():
+    w = np.random.default_rng(7).uniform(0.5, 2.0, (2, 3))
+    errors = [np.max(np.abs(numeric_gradient(lambda v: np.sum(v ** 3), w, eps=e) - 3 * w ** 2)) for e in (1e-2, 5e-3)]
+    assert errors[0] / errors[1] == pytest.approx(4.0, rel=1e-3)

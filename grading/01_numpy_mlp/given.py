@@ -13,3 +13,8 @@ def sin_dot(c):
     """f(w) = sum(sin(w) * c), a function whose gradient is cos(w) * c."""
     c = np.array(c)
     return lambda w: float(np.sum(np.sin(w) * c))
+
+
+def cube_sum():
+    """f(w) = sum(w ** 3), a function whose gradient is 3 w ** 2 (and whose centered difference is 3 w ** 2 + eps ** 2)."""
+    return lambda w: float(np.sum(np.asarray(w) ** 3))

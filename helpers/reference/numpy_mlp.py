@@ -1,7 +1,8 @@
 """Reference answers of 01_numpy_mlp: the lectures' two-layer ReLU net, forward and backward by hand.
 
 The net is bias-free: y_pred = relu(x @ w1) @ w2, trained on the sum of squared errors.
-Shapes use the lectures' names: x (N, D_in), w1 (D_in, H), w2 (H, D_out), y (N, D_out).
+Shapes use the lectures' names: x (N, D_in), w1 (D_in, H), w2 (H, D_out), y (N, D_out); x and y may carry
+more leading dimensions, (..., D_in) and (..., D_out): a batch of sequences (B, T, D_in).
 NumPy only: the point of 01 is to see every gradient that autograd will later compute for us.
 """
 
@@ -20,13 +21,13 @@ def relu(h: np.ndarray) -> np.ndarray:
 def mlp_forward(x: np.ndarray, w1: np.ndarray, w2: np.ndarray) -> tuple[np.ndarray, tuple]:
     """Forward pass of relu(x @ w1) @ w2.
 
-    x: (N, D_in), w1: (D_in, H), w2: (H, D_out).
-    Returns y_pred: (N, D_out) and cache = (h, h_relu, y_pred) with h = x @ w1: (N, H) the
-    pre-activation and h_relu = relu(h): (N, H), everything `mlp_backward` needs.
+    x: (..., D_in), w1: (D_in, H), w2: (H, D_out).
+    Returns y_pred: (..., D_out) and cache = (h, h_relu, y_pred) with h = x @ w1: (..., H) the
+    pre-activation and h_relu = relu(h): (..., H), everything `mlp_backward` needs.
     """
-    h = x @ w1  # (N, H)
-    h_relu = relu(h)  # (N, H)
-    y_pred = h_relu @ w2  # (N, D_out)
+    h = x @ w1  # (..., H)
+    h_relu = relu(h)  # (..., H)
+    y_pred = h_relu @ w2  # (..., D_out)
     return y_pred, (h, h_relu, y_pred)
 
 
@@ -39,24 +40,27 @@ def mlp_backward(x: np.ndarray, y: np.ndarray, w1: np.ndarray, w2: np.ndarray,
                  cache: tuple) -> tuple[np.ndarray, np.ndarray]:
     """Gradients of l2_loss(mlp_forward(x, w1, w2)[0], y) with respect to w1 and w2.
 
-    x: (N, D_in), y: (N, D_out), w1: (D_in, H), w2: (H, D_out), cache = (h, h_relu, y_pred)
-    from `mlp_forward`. Returns grad_w1: (D_in, H) and grad_w2: (H, D_out).
+    x: (..., D_in), y: (..., D_out) with the same leading dimensions, w1: (D_in, H), w2: (H, D_out),
+    cache = (h, h_relu, y_pred) from `mlp_forward`. Returns grad_w1: (D_in, H) and grad_w2: (H, D_out).
+    A weight entry reaches every position of every leading index, so the chain rule sums over all of
+    them: each is one more row of the product (the batch's gradient is the sum of its pieces').
     """
     h, h_relu, y_pred = cache
-    grad_y_pred = 2.0 * (y_pred - y)  # (N, D_out)
-    grad_w2 = h_relu.T @ grad_y_pred  # (H, N) @ (N, D_out) = (H, D_out)
-    grad_h_relu = grad_y_pred @ w2.T  # (N, D_out) @ (D_out, H) = (N, H)
+    rows = int(np.prod(x.shape[:-1]))
+    grad_y_pred = 2.0 * (y_pred - y)  # (..., D_out)
+    grad_h_relu = grad_y_pred @ w2.T  # (..., D_out) @ (D_out, H) = (..., H)
     grad_h = grad_h_relu * (h > 0)  # ReLU passes the gradient only where its input was positive
-    grad_w1 = x.T @ grad_h  # (D_in, N) @ (N, H) = (D_in, H)
+    grad_w2 = h_relu.reshape(rows, -1).T @ grad_y_pred.reshape(rows, -1)  # (H, rows) @ (rows, D_out)
+    grad_w1 = x.reshape(rows, -1).T @ grad_h.reshape(rows, -1)  # (D_in, rows) @ (rows, H)
     return grad_w1, grad_w2
 
 
 def numeric_gradient(f: Callable[[np.ndarray], float], w: np.ndarray, eps: float = 1e-5) -> np.ndarray:
-    """Centered-difference gradient of the scalar function f at w.
+    """Centered-difference gradient of the scalar function f at w: error O(eps**2).
 
     w: any shape; f(w) returns a scalar. Returns a float64 array of w's shape whose entry i is
-    (f(w + eps e_i) - f(w - eps e_i)) / (2 eps). Works on a float64 copy, so the caller's w is
-    never changed, and calls f 2 * w.size times.
+    (f(w + eps e_i) - f(w - eps e_i)) / (2 eps): the f'' terms of Taylor's expansions at the two points
+    cancel. Works on a float64 copy, so the caller's w is never changed, and calls f 2 * w.size times.
     """
     w = np.array(w, dtype=np.float64)  # a copy we may perturb
     grad = np.zeros_like(w)

@@ -6,9 +6,9 @@
 def mlp_backward(x, y, w1, w2, cache):
     """Gradients of l2_loss(mlp_forward(x, w1, w2)[0], y) with respect to w1 and w2."""
     h, h_relu, y_pred = cache
+    rows = int(np.prod(x.shape[:-1]))  # every leading index is a row
     grad_y_pred = 2.0 * (y_pred - y)
-    grad_w2 = h_relu.T @ grad_y_pred
-    grad_h_relu = grad_y_pred @ w2.T
-    grad_h = grad_h_relu * (h > 0)
-    grad_w1 = grad_h.T @ x
+    grad_w2 = h_relu.reshape(rows, -1).T @ grad_y_pred.reshape(rows, -1)
+    grad_h = (grad_y_pred @ w2.T) * (h > 0)
+    grad_w1 = grad_h.reshape(rows, -1).T @ x.reshape(rows, -1)
     return grad_w1, grad_w2
