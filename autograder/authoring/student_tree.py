@@ -125,6 +125,8 @@ def previous_files(out: Path) -> set[str] | None:
         return None
     try:
         files = json.loads(marker.read_text(encoding="utf-8"))["files"]
+        if not isinstance(files, list):  # a string would be read as its characters' names
+            raise ValueError("files is not a list")
         if not all(isinstance(f, str) and f and not Path(f).is_absolute()
                    and ".." not in Path(f).parts for f in files):
             raise ValueError("a path outside the folder")

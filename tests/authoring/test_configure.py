@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -121,85 +118,6 @@ def test_old_settings_are_a_clear_error_pointing_at_configure(tmp_path):
         load_settings(tmp_path)
 
 
-# -- the setup cell -------------------------------------------------------------------------------
-
-SETTINGS = CourseSettings("my-uni/dl-course", "main", "0.3.0")
-
-
-def run_head(monkeypatch, *, colab: bool, pip_returncode: int = 1, pip_stderr: str = ""):
-    """Execute the rendered setup head where `helpers` is not installed; returns the pip calls."""
-    calls = []
-
-    def fake_pip(argv, **kwargs):
-        calls.append(argv)
-        if pip_returncode == 0:  # the install worked: helpers is importable again
-            monkeypatch.delitem(sys.modules, "helpers")
-        return subprocess.CompletedProcess(argv, pip_returncode, "", pip_stderr)
-
-    monkeypatch.setitem(sys.modules, "helpers", None)  # `import helpers` raises ModuleNotFoundError
-    if colab:
-        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-    monkeypatch.setattr(subprocess, "run", fake_pip)
-    namespace: dict = {}
-    try:
-        exec(compile(render_head(SETTINGS), "<setup cell>", "exec"), namespace)
-    finally:
-        namespace.clear()
-    return calls
-
-
-def test_on_colab_a_missing_wheel_stops_with_one_line_saying_what_the_student_can_do(monkeypatch):
-    """issue 39, 10: the line a student read told the instructor what to run."""
-    stderr = ("ERROR: HTTP error 404 while getting https://github.com/my-uni/...\n"
-              "ERROR: Could not install requirement from URL (404 Not Found)")
-    with pytest.raises(Exception) as raised:
-        run_head(monkeypatch, colab=True, pip_stderr=stderr)
-    error = raised.value
-    assert type(error).__name__ == "SetupError" and not isinstance(error, ImportError)
-    lines = error._render_traceback_()  # what Jupyter and Colab show instead of a traceback
-    assert len(lines) == 1 and "\n" not in lines[0]
-    line = lines[0]
-    assert SETTINGS.wheel_url in line and "404 Not Found" in line  # for the instructor they tell
-    assert "Run this cell again" in line and "Runtime > Disconnect and delete runtime" in line
-    assert "Tell your instructor" in line
-    assert "python -m autograder" not in line and "Instructor:" not in line
-
-
-def test_on_colab_the_wheel_comes_from_the_configured_url(monkeypatch):
-    calls = run_head(monkeypatch, colab=True, pip_returncode=0)
-    assert calls == [[sys.executable, "-m", "pip", "install", "--quiet", SETTINGS.wheel_url]]
-
-
-def test_off_colab_the_cell_installs_nothing_and_says_what_to_run(monkeypatch):
-    with pytest.raises(Exception, match=r"run  pip install https://github.com/my-uni/dl-course/"
-                                        r"releases/download/v0.3.0/") as raised:
-        run_head(monkeypatch, colab=False)
-    assert type(raised.value).__name__ == "SetupError"
-
-
-def test_ipython_shows_the_failure_as_its_one_line(monkeypatch, capsys):
-    from IPython.core.interactiveshell import InteractiveShell
-
-    monkeypatch.setitem(sys.modules, "helpers", None)
-    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-    monkeypatch.setattr(subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(
-        argv, 1, "", "ERROR: No connection"))
-    import builtins
-
-    added = {"__IPYTHON__", "display"} - set(vars(builtins))  # what the shell leaves in builtins
-    shell = InteractiveShell.instance()
-    try:
-        result = shell.run_cell(render_head(SETTINGS))
-    finally:  # later tests in this process must not find a shell (helpers render for IPython then)
-        InteractiveShell.clear_instance()
-        for name in added:
-            vars(builtins).pop(name, None)
-    shown = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
-    assert not result.success
-    assert len(shown) == 1 and shown[0].startswith("The course's helpers package could not be"), shown
-    assert shown[0].endswith("(pip: ERROR: No connection)")
-
-
 # -- configure on a copy of the course ------------------------------------------------------------
 
 @pytest.mark.slow
@@ -240,25 +158,6 @@ def test_configure_refuses_a_bad_name_and_writes_nothing(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "'my uni' is not a GitHub OWNER/NAME" in err
     assert snapshot(course.root) == before
-
-
-def test_a_disagreeing_file_is_named_with_what_it_has(tmp_path):
-    course = full_course_copy(tmp_path / "course")
-    settings = course_settings(course.root)
-    assert disagreements(course) == []
-    lecture = course.root / "notebooks" / "02_computation_graph.ipynb"
-    nb = read_notebook(lecture)
-    other = CourseSettings("someone/else", "main", settings.version)
-    first_code_cell(nb).source = first_code_cell(nb).source.replace(settings.wheel_url, other.wheel_url)
-    write_notebook(nb, lecture)
-    readme = course.root / "README.md"
-    readme.write_text(readme.read_text().replace("/blob/main/", "/blob/old/", 1))
-    problems = disagreements(course)
-    assert len(problems) == 2, problems
-    assert any(p.startswith("notebooks/02_computation_graph.ipynb: its setup cell installs "
-                            f"{other.wheel_url}; [tool.course] gives {settings.wheel_url}")
-               for p in problems), problems
-    assert any(p.startswith("README.md: the generated block 'colab-links'") for p in problems)
 
 
 def test_configure_has_help(capsys):

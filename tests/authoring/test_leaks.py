@@ -94,10 +94,9 @@ def test_check_the_release_test_and_publish_agree_on_an_answer_in_the_prose(fixt
     publish's calendar gate each name it, or each finds nothing. Before the rule was one, check's
     gate missed both answers (a line inside a sentence; a whole line of prose, which it took for
     code the course shows), the release test found both and the calendar gate only the second."""
-    from test_release_leak import leak_report
-
     from autograder.authoring.check import release_leaks
     from autograder.authoring.student_tree import shown_answers
+    from tests.test_release_leak import leak_report
 
     course, term = _course_with_prose(fixture_course, prose)
     verdicts = {

@@ -90,10 +90,9 @@ def test_a_scaffolded_assignment_passes_check_and_check_fails_closed_once_filled
 def test_new_updates_the_readme_blocks_so_that_publish_does_not_refuse(tmp_path, capsys):
     """After `new`, the README's Colab table was stale and `publish` refused until `configure`
     ran; neither `new` nor docs/authoring.md said so."""
-    from test_configure import full_course_copy
-
     from autograder.__main__ import main
     from autograder.authoring.agreement import disagreements
+    from tests.authoring.test_configure import full_course_copy
 
     course = full_course_copy(tmp_path / "course")
     assert disagreements(course, release=False) == []

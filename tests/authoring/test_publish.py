@@ -10,7 +10,6 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
-from test_configure import full_course_copy
 
 from autograder.__main__ import main
 from autograder.authoring.leaks import find_leaks, secrets, windows
@@ -20,6 +19,7 @@ from autograder.authoring.setup_cell import setup_head
 from autograder.course.layout import Course
 from autograder.course.notebooks import read_notebook, write_notebook
 from autograder.course.settings import REPO_ROOT, course_settings
+from tests.authoring.test_configure import full_course_copy
 
 pytestmark = pytest.mark.slow  # nbgrader generates the release (seconds per notebook)
 

@@ -18,53 +18,13 @@ import pytest
 
 from autograder.authoring.readme import render_readme
 from autograder.authoring.setup_cell import apply_setup_cell, render_head
-from autograder.authoring.site import TITLE, SiteError, build_site, title_and_summary
+from autograder.authoring.site import TITLE, SiteError, build_site
 from autograder.course.settings import REPO_ROOT, course_settings
 from autograder.course.term import course_term
 from tests.conftest import copy_fixture_course
 
 PLOT_RGB = (214, 39, 40)  # the red the fixture lecture fills its plot with (#d62728)
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-# -- summaries --------------------------------------------------------------------------------
-
-def test_title_and_summary_are_the_first_heading_and_paragraph():
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("x = 1"),
-        nbformat.v4.new_markdown_cell("# Computation graphs\n\nEvery **tensor** op adds a `grad_fn` node.")])
-    assert title_and_summary(nb, "fallback") == ("Computation graphs",
-                                                 "Every tensor op adds a grad_fn node.")
-    assert title_and_summary(nbformat.v4.new_notebook(), "fallback") == ("fallback", "")
-
-
-def test_a_summary_is_whole_sentences_never_one_cut_in_the_middle():
-    """The index cut each page's first paragraph at 237 characters, mid-sentence."""
-    first = "Training a network is mostly multiplying matrices, " + "fast and slow " * 6 + "alike."
-    second = "This notebook asks how fast a machine can do that, on paper and with a stopwatch."
-    third = "Then it measures " + "one more thing " * 8 + "at the end."
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
-        f"# Hardware\n\n{first} {second} {third}")])
-    _, summary = title_and_summary(nb, "x")
-    assert summary == f"{first} {second}" and len(summary) <= 240
-    long = "A sentence that goes on " + "and on " * 50 + "until it ends."
-    nb.cells[0].source = f"# Long\n\n{long} Short one."
-    assert title_and_summary(nb, "x")[1] == long  # the first sentence whole, however long
-
-
-def test_a_summary_leaves_out_the_sentence_that_announces_a_block():
-    """The home page showed lecture 2 as "Every training loop you will write contains these
-    lines:" and lecture 1 ending "...on the machine you are running on:"."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
-        "# Graphs\n\nEvery training loop contains these lines:\n\n```python\nloss.backward()\n\n"
-        "optimizer.step()\n```\n\nHow does `backward()` know what to differentiate? This "
-        "notebook shows it, with [a graph](graph.md) of $W_1$.")])
-    assert title_and_summary(nb, "x") == (
-        "Graphs", "How does backward() know what to differentiate? This notebook shows it, with "
-        "a graph of W_1.")
-    nb.cells[0].source = ("# Hardware\n\nTraining is multiplying matrices. This notebook asks "
-                          "how fast, on:\n\n- paper\n- a stopwatch\n")
-    assert title_and_summary(nb, "x")[1] == "Training is multiplying matrices."
 
 
 # -- a small course -----------------------------------------------------------------------------
