@@ -120,7 +120,7 @@ c.GradingExecute.process_limit = int(os.environ.get("AUTOGRADER_KERNEL_PROCESSES
 c.GradingExecute.tmp_size = os.environ.get("AUTOGRADER_KERNEL_TMP", "512M")
 # What a kernel may write into its job folder (a private layer over it that the grader never reads:
 # a checkpoint, a plot saved to a file), and the largest file it may write anywhere (RLIMIT_FSIZE,
-# which also bounds the trusted run's outbox, the one file a kernel writes that the grader reads).
+# the one limit on a file a kernel writes; the grader reads none of them).
 c.GradingExecute.write_limit = os.environ.get("AUTOGRADER_KERNEL_WRITES", "512M")
 # Outputs a notebook keeps (the autograded notebook, the feedback page): in all, and per output. The
 # course's solutions keep under 1 MB each (08, its plots, the most); 8M leaves room for a student's

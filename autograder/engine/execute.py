@@ -146,8 +146,6 @@ class GradingExecute(Execute):
                            "are left out (errors are kept)").tag(config=True)
     output_item_limit = Unicode("1M", help="Bytes one output keeps: text is cut, a larger image "
                                 "left out").tag(config=True)
-    outbox = Unicode("", help="File the kernel writes the trusted run's results to, through a "
-                     "descriptor (autograder/probes)").tag(config=True)
     feed_wait_limit = Float(240.0, help="Seconds of waiting on the feed's answers a cell's timeout "
                             "is extended by, at most: four times the default cell timeout (a kernel "
                             "asking without end, or dating its requests back, gains no more)").tag(config=True)
@@ -183,7 +181,6 @@ class GradingExecute(Execute):
             km.cpu_limit = self.cpu_limit
             km.tmp_size = parse_size(self.tmp_size)
             km.write_limit = parse_size(self.write_limit)
-            km.outbox = self.outbox
         if self.sandbox or self.kernel_server:  # without a network: Unix sockets instead of TCP,
             # in the grader's folder, 0700, where the launcher links the kernel's own (short paths:
             # < 108 bytes); the sandbox gives the kernel a capped folder of its own at that path

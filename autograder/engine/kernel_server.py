@@ -23,9 +23,8 @@ Limits and the sandbox, for warm and cold kernels alike, are the launcher's opti
 memory (each process's data segment, RLIMIT_DATA, and the kernel's cgroup as a whole), processes
 (its cgroup's tasks), cpu (RLIMIT_CPU), writes (what it may write into its job folder, and any
 one file: RLIMIT_FSIZE), tmp (its /tmp and /dev/shm), hide (paths that look empty to it), share
-(its socket folders), outbox (the trusted run's results, reached through a descriptor,
-autograder/engine/sandbox.py's OUTBOX_FD) and sandbox (on or off). The launcher stays outside: it
-makes the kernel's cgroup (autograder/engine/cgroups.py), opens the outbox, and links the sockets
+(its socket folders) and sandbox (on or off). The launcher stays outside: it
+makes the kernel's cgroup (autograder/engine/cgroups.py), and links the sockets
 the sandboxed kernel binds in a folder of its own into the grader's socket folder, which the kernel
 never sees (`link_sockets`). The kernel's own process joins the cgroup and enters the sandbox
 before it runs a line, as process 1 of a PID namespace whose supervisor is the forked child (warm)
@@ -76,7 +75,7 @@ _LAUNCH_TIMEOUT = 30.0
 _LINK_TIMEOUT = 120.0  # seconds a kernel gets to make its sockets (nbclient waits 60 for a start)
 _RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
             signal.SIGUSR2)
-_MAX_FDS = 16  # stdin, stdout, stderr, the cgroups' procs files, the outbox
+_MAX_FDS = 16  # stdin, stdout, stderr, the cgroups' procs files
 
 
 @dataclass
@@ -90,7 +89,6 @@ class Options:
     tmp: int = 0
     hide: list[str] = field(default_factory=list)
     share: list[str] = field(default_factory=list)
-    outbox: str = ""
     sandbox: int = 0
 
     def arguments(self) -> list[str]:
@@ -180,15 +178,10 @@ def set_limits(memory: int | None, cpu: int | None, writes: int | None = None) -
             print(f"autograder: could not set a kernel limit ({error})", file=sys.stderr)
 
 
-def _become_kernel(options: Options, env: dict, cwd: str, cgroup_fds: list[int],
-                   outbox: int | None) -> dict[str, str]:
-    """In the process that becomes the kernel: join its cgroup, hold the outbox, enter the
-    sandbox (this returns in the kernel, process 1 of its namespace), set the limits; the
-    kernel's environment."""
+def _become_kernel(options: Options, env: dict, cwd: str, cgroup_fds: list[int]) -> dict[str, str]:
+    """In the process that becomes the kernel: join its cgroup, enter the sandbox (this returns in
+    the kernel, process 1 of its namespace), set the limits; the kernel's environment."""
     cgroups.join(cgroup_fds)
-    if outbox is not None:
-        os.dup2(outbox, sandbox.OUTBOX_FD)  # inheritable: a cold kernel keeps it across exec
-        os.close(outbox)
     home = cwd
     if options.sandbox:  # the namespace sandbox; without one, a user of its own (privsep.py)
         try:
@@ -230,13 +223,12 @@ def _run_kernel(request: dict, fds: list[int]) -> NoReturn:
         os.close(fd)
     extra = fds[3:]
     count = int(request.get("cgroups", 0))
-    outbox = extra[count] if request.get("outbox") and len(extra) > count else None
     for signum in (*_RELAYED, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     options = Options(**{k: v for k, v in request.get("options", {}).items()
                          if k in {f.name for f in fields(Options)}})
-    env = _become_kernel(options, request["env"], request["cwd"], extra[:count], outbox)
+    env = _become_kernel(options, request["env"], request["cwd"], extra[:count])
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(env)
@@ -437,22 +429,17 @@ def launch(path: str, command: list[str], options: Options | None = None) -> int
                     and os.path.realpath(command[0]) == os.path.realpath(sys.executable))
     sockets = socket_paths(command, options.share) if options.sandbox else []
     group = cgroups.KernelCgroup(options.memory, options.processes) if options.sandbox else None
-    outbox = (os.open(options.outbox, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-              if options.outbox else None)
     try:
-        code = _warm(path, command, options, group, outbox, sockets) if is_ipykernel else None
+        code = _warm(path, command, options, group, sockets) if is_ipykernel else None
         if code is None:
-            code = _cold(command, options, group, outbox, sockets)
+            code = _cold(command, options, group, sockets)
     finally:
-        if outbox is not None:
-            os.close(outbox)
         if group is not None:
             group.close()
     return sandbox.exit_like(code)
 
 
-def _warm(path: str, command: list[str], options: Options, group, outbox: int | None,
-          sockets: list[str]) -> int | None:
+def _warm(path: str, command: list[str], options: Options, group, sockets: list[str]) -> int | None:
     """The kernel forked by the server; its exit code, or None when no server answered."""
     cgroup_fds = group.fds() if group is not None else []
     try:
@@ -460,9 +447,8 @@ def _warm(path: str, command: list[str], options: Options, group, outbox: int | 
         conn.settimeout(_LAUNCH_TIMEOUT)
         conn.connect(path)
         body = json.dumps({"args": command[3:], "env": dict(os.environ), "cwd": os.getcwd(),
-                           "options": asdict(options), "cgroups": len(cgroup_fds),
-                           "outbox": outbox is not None}).encode()
-        fds = [0, 1, 2, *cgroup_fds, *([outbox] if outbox is not None else [])]
+                           "options": asdict(options), "cgroups": len(cgroup_fds)}).encode()
+        fds = [0, 1, 2, *cgroup_fds]
         conn.sendmsg([b"REQ"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
         conn.sendall(struct.pack("!I", len(body)) + body)
         (pid,) = struct.unpack("!i", _recv_exactly(conn, 4))
@@ -489,18 +475,16 @@ def _warm(path: str, command: list[str], options: Options, group, outbox: int | 
     return code
 
 
-def _cold(command: list[str], options: Options, group, outbox: int | None, sockets: list[str]) -> int:
+def _cold(command: list[str], options: Options, group, sockets: list[str]) -> int:
     """The ordinary kernel command, in a child of this launcher; its exit code."""
     cgroup_fds = group.fds() if group is not None else []
-    if outbox is not None:
-        os.set_inheritable(outbox, True)
     env = dict(os.environ)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel gets it: the same process group
     pid = os.fork()
     if pid == 0:  # pragma: no cover (child)
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-            kernel_env = _become_kernel(options, env, os.getcwd(), cgroup_fds, outbox)
+            kernel_env = _become_kernel(options, env, os.getcwd(), cgroup_fds)
             os.execve(command[0], command, kernel_env)
         finally:
             os._exit(127)

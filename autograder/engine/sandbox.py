@@ -26,9 +26,8 @@ returns in the kernel: a child that is process 1 of a PID namespace of its own. 
   it ends, double-forked daemons in sessions of their own too.
 
 Nothing a kernel writes is ever run outside the sandbox: the only things of a kernel's that the
-grader reads are its sockets (through descriptors the launcher holds) and the trusted run's outbox,
-a file the kernel reaches through a descriptor (OUTBOX_FD), bounded by RLIMIT_FSIZE, that the
-grader reads as bounded data (autograder/probes). Memory and process count are capped for the
+grader reads are the messages on its sockets (through descriptors the launcher holds), the trusted
+run's among them, which the grader decodes as bounded plain data (autograder/probes/session.py). Memory and process count are capped for the
 kernel as a whole by a cgroup (autograder/engine/cgroups.py), disk by the tmpfs sizes, output by
 autograder/engine/execute.py; its descriptors 0, 1 and 2 are /dev/null (kernel_server.py): what it
 writes there never reaches the grader's terminal.
@@ -69,7 +68,6 @@ _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 # pivot_root has no libc wrapper: its system call number, per architecture.
 _PIVOT_ROOT = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41,
                "ppc64le": 203, "ppc64": 203, "s390x": 217, "i686": 217, "i386": 217, "armv7l": 218}
-OUTBOX_FD = 200  # the trusted run's outbox, as the kernel holds it (autograder/probes/kernel.py)
 NOBODY = 65534  # the kernel's identity when grading runs as root
 
 # What a kernel sees of the machine besides the environment (needed_paths) and its job: the

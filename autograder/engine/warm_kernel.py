@@ -36,8 +36,6 @@ class WarmKernelManager(AsyncKernelManager):
         config=True)
     share = List(Unicode(), help="the kernel's socket folders: in the sandbox a capped folder of its "
                  "own at each path, whose sockets the launcher links into the grader's").tag(config=True)
-    outbox = Unicode("", help="file the kernel writes the trusted run's results to, through "
-                     "autograder/engine/sandbox.py's OUTBOX_FD").tag(config=True)
     sandbox = Bool(False, help="run the kernel in the sandbox (autograder/engine/sandbox.py)").tag(config=True)
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
@@ -46,7 +44,7 @@ class WarmKernelManager(AsyncKernelManager):
         command = super().format_kernel_cmd(extra_arguments)
         options = Options(memory=self.memory_limit, processes=self.process_limit, cpu=self.cpu_limit,
                           writes=self.write_limit, tmp=self.tmp_size, hide=list(self.hide),
-                          share=list(self.share), outbox=self.outbox, sandbox=int(self.sandbox))
+                          share=list(self.share), sandbox=int(self.sandbox))
         if not self.server and options == Options():
             return command
         # -I: the launcher runs in the kernel's job folder; that folder is never on its path.

@@ -20,7 +20,7 @@ def test_with_nothing_to_do_the_command_is_jupyters_own():
 def test_a_server_or_a_limit_sends_the_command_through_the_launcher_with_every_option():
     manager = WarmKernelManager(kernel_name="python3", server="/run/grader/k.sock", memory_limit=2 << 30,
                                 process_limit=64, cpu_limit=600, hide=["/course/grading", "/course/source"],
-                                share=["/run/grader/k1"], outbox="/jobs/1/outbox", sandbox=True)
+                                share=["/run/grader/k1"], sandbox=True)
     command = manager.format_kernel_cmd()
     kernel = WarmKernelManager(kernel_name="python3").format_kernel_cmd()
     assert command[:6] == [sys.executable, "-I", "-m", "autograder.engine.kernel_server", "launch",
@@ -29,7 +29,7 @@ def test_a_server_or_a_limit_sends_the_command_through_the_launcher_with_every_o
     assert command[split + 1:] == kernel  # the kernel itself is jupyter's command, unchanged
     assert Options.parse(command[6:split]) == Options(
         memory=2 << 30, processes=64, cpu=600, hide=["/course/grading", "/course/source"],
-        share=["/run/grader/k1"], outbox="/jobs/1/outbox", sandbox=1)
+        share=["/run/grader/k1"], sandbox=1)
 
 
 def test_limits_without_a_server_start_the_kernel_cold_through_the_launcher():
