@@ -150,3 +150,27 @@ def test_answers_about_detach_and_no_grad():
         torch.mean((val_prediction - g["y"]) ** 2).backward()
     assert ref.answer_no_grad == {"requires_grad": val_prediction.requires_grad, "is_leaf": val_prediction.is_leaf,
                                   "backward_raises": True}
+
+
+def test_pairwise_sq_distances_matches_the_definition_never_goes_negative_and_is_differentiable():
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randn(7, 5, dtype=torch.float64, generator=generator, requires_grad=True)
+    b = torch.randn(4, 5, dtype=torch.float64, generator=generator, requires_grad=True)
+    out = ref.pairwise_sq_distances(a, b)
+    definition = ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)
+    torch.testing.assert_close(out, definition)
+    weights = torch.randn(7, 4, dtype=torch.float64, generator=generator)
+    for got, want in zip(torch.autograd.grad((out * weights).sum(), (a, b)),
+                         torch.autograd.grad((definition * weights).sum(), (a, b))):
+        torch.testing.assert_close(got, want)
+    near = torch.randn(100, 64, generator=generator) + 30
+    unclamped = (near * near).sum(1, keepdim=True) - 2 * near @ near.T + (near * near).sum(1)
+    assert (unclamped < 0).any(), "the test data must be where rounding goes below 0"
+    assert (ref.pairwise_sq_distances(near, near) >= 0).all()
+
+
+@pytest.mark.parametrize("shape, patch", [((2, 3, 4, 6), 1), ((2, 3, 4, 6), 2), ((1, 2, 6, 3), 3)])
+def test_pixels_as_rows_is_unfold_with_the_patch_as_kernel_and_stride(shape, patch):
+    images = torch.randn(*shape)
+    expected = torch.nn.functional.unfold(images, kernel_size=patch, stride=patch).transpose(1, 2)
+    torch.testing.assert_close(ref.pixels_as_rows(images, patch), expected, rtol=0, atol=0)

@@ -9,6 +9,42 @@ import torch
 from autograder.probes.stand_ins import listed, type_names  # noqa: F401 - the probe reaches them as k.given.*
 
 
+class SizeWatch(torch.Tensor):
+    """A tensor that notes, in SizeWatch.largest, the number of elements of the largest tensor any operation on it
+    makes (the kernel's word on how much memory an answer asked for: the probe's docstring says what a forger gains)."""
+
+    largest = [0]
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        result = super().__torch_function__(func, types, args, kwargs or {})
+        for t in result if isinstance(result, (tuple, list)) else [result]:
+            if isinstance(t, torch.Tensor):
+                SizeWatch.largest[0] = max(SizeWatch.largest[0], t.numel())
+        return result
+
+
+def watched(*tensors):
+    """The tensors as SizeWatch tensors, the count started again."""
+    SizeWatch.largest[0] = 0
+    return [t.as_subclass(SizeWatch) for t in tensors]
+
+
+def largest():
+    """The number of elements of the largest tensor made since `watched`."""
+    return SizeWatch.largest[0]
+
+
+def plain(t):
+    """A SizeWatch tensor (or any) as a plain tensor."""
+    return t.as_subclass(torch.Tensor)
+
+
+def gradients(out, weights, inputs):
+    """The gradients of sum(weights * out) with respect to inputs, as a list (what the student's result hands back)."""
+    return list(torch.autograd.grad((out * weights).sum(), inputs))
+
+
 def graphs(values, codes, picks) -> dict:
     """name -> tensor: random chains of operations that reuse earlier results, and a few fixed shapes
     that a walk without a visited set, or along first inputs only, gets wrong."""

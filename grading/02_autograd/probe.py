@@ -1,4 +1,9 @@
-"""Probes of 02_autograd: the functions on problems, upstream gradients and graphs the notebook never showed."""
+"""Probes of 02_autograd: the functions on problems, upstream gradients and graphs the notebook never showed.
+
+The kernel's word (given.SizeWatch): the size of the largest tensor pairwise_sq_distances makes. A forger who
+reports a small one, or escapes the watch (as_subclass), gains what broadcasting every difference gives: the right
+values, with n * m * d numbers made on the way.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +18,17 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     n, d_in, h, d_out = (int(v) for v in rng.integers(3, 12, size=4))
     m, graphs, length = int(rng.integers(3, 7)), 3, int(rng.integers(6, 12))
     k, c, side = int(rng.integers(2, 6)), int(rng.integers(2, 5)), (int(rng.integers(2, 5)), int(rng.integers(2, 5)))
+    patch = int(rng.integers(2, 4))
+    big = (int(rng.integers(120, 240)), int(rng.integers(120, 240)), int(rng.integers(24, 48)))  # n, m, d
     j_in, j_out = (int(v) for v in rng.choice(np.arange(2, 7), size=2, replace=False))  # never square
     return {
         "tensors.a": rng.standard_normal((n, d_in)), "tensors.b": rng.standard_normal((m, d_in)),
         "tensors.images": rng.standard_normal((k, c, *side)),
+        "tensors.patch": np.asarray(patch),
+        "tensors.patches": rng.standard_normal((k, c, side[0] * patch, side[1] * patch)),
+        "tensors.big_a": rng.standard_normal((big[0], big[2])), "tensors.big_b": rng.standard_normal((big[1], big[2])),
+        "tensors.near": rng.standard_normal((int(rng.integers(40, 80)), 16)) * 0.01 + rng.uniform(50, 100),
+        "tensors.weights": rng.standard_normal((n, m)),
         "x": rng.standard_normal((n, d_in)), "y": rng.standard_normal((n, d_out)),
         "w1": rng.standard_normal((d_in, h)) * 0.3, "w2": rng.standard_normal((h, d_out)) * 0.3,
         "forward.grad": rng.standard_normal((n, d_out)),  # dL/dy_pred, not all ones
@@ -43,16 +55,51 @@ def probe_tensors(k, inputs, dtype, *keys, grad=()):
 # -- tensors ----------------------------------------------------------------------------------------
 
 def run_pairwise_sq_distances(k, inputs, record):
-    """float64 and float32, n != m."""
+    """float64 and float32, n != m, and the gradient of a weighted sum; a larger float32 pair under the size
+    watch; rows far from the origin against themselves (the floor at 0)."""
     for tag, dtype in (("", "float64"), ("32", "float32")):
-        a, b = probe_tensors(k, inputs, dtype, "tensors.a", "tensors.b")
+        a, b = probe_tensors(k, inputs, dtype, "tensors.a", "tensors.b", grad=("tensors.a", "tensors.b"))
         out = k.answers.pairwise_sq_distances(a, b)
         record(f"distances{tag}", out)
         record(f"dtype{tag}", out.dtype)
+        grads = k.given.gradients(out, k.tensor(inputs["tensors.weights"], dtype=dtype), [a, b])
+        record(f"grad_a{tag}", grads[0])
+        record(f"grad_b{tag}", grads[1])
+    big_a, big_b = k.unpack(k.given.watched(*probe_tensors(k, inputs, "float32", "tensors.big_a", "tensors.big_b")), 2)
+    record("big", k.given.plain(k.answers.pairwise_sq_distances(big_a, big_b)))
+    record("largest", k.given.largest())
+    near = k.tensor(inputs["tensors.near"], dtype="float32")
+    record("near", k.answers.pairwise_sq_distances(near, near))
+
+
+def judge_pairwise_sq_distances(got: dict, want: dict) -> str | None:
+    """The distances and gradients against the reference's; the largest tensor made against the result's size; no
+    squared distance below 0 (rows far from the origin against themselves: the diagonal is 0 up to rounding)."""
+    for key in want:
+        if key not in got:
+            return f"pairwise_sq_distances gave no {key}"
+    n, m = want["big"].shape
+    if int(got["largest"]) > 4 * n * m:
+        return (f"pairwise_sq_distances made a tensor of {int(got['largest']):,} numbers for {n} rows against {m}: "
+                f"{int(got['largest']) / (n * m):.0f} per pair of rows, where the result holds one")
+    if float(np.min(got["near"])) < 0:
+        return (f"pairwise_sq_distances returned a negative squared distance ({float(np.min(got['near'])):.3g}) for "
+                "rows far from the origin against themselves")
+    message = compare_records("pairwise_sq_distances", {"near": got["near"]}, {"near": want["near"]}, Tolerance(0, 1.0))
+    message = message or compare_records("pairwise_sq_distances", {"big": got["big"]}, {"big": want["big"]},
+                                         Tolerance(1e-4, 1e-3))
+    rest = [key for key in want if key not in ("big", "near", "largest")]
+    for tolerance, keys in ((Tolerance(1e-7, 1e-9), [key for key in rest if not key.endswith("32")]),
+                            (Tolerance(1e-4, 1e-4), [key for key in rest if key.endswith("32")])):
+        message = message or compare_records("pairwise_sq_distances", {key: got[key] for key in keys},
+                                             {key: want[key] for key in keys}, tolerance)
+    return message
 
 
 def run_pixels_as_rows(k, inputs, record):
+    """One row per pixel, and per patch of a secret size."""
     record("rows", k.answers.pixels_as_rows(k.tensor(inputs["tensors.images"])))
+    record("patches", k.answers.pixels_as_rows(k.tensor(inputs["tensors.patches"]), patch=int(inputs["tensors.patch"])))
 
 
 def answer_values(name: str, facts):
@@ -286,7 +333,7 @@ PROBE = Probe(
     reference="helpers.reference.autograd",
     make_inputs=make_inputs,
     exercises={
-        "pairwise_sq_distances": Exercise(run_pairwise_sq_distances, tolerance=Tolerance(1e-5, 1e-5)),
+        "pairwise_sq_distances": Exercise(run_pairwise_sq_distances, judge=judge_pairwise_sq_distances),
         "pixels_as_rows": Exercise(run_pixels_as_rows),
         "autograd_gradients": Exercise(run_autograd_gradients, judge=judge_autograd_gradients),
         "vector_jacobian_product": Exercise(run_vector_jacobian_product),

@@ -17,9 +17,13 @@ import torch
 def pairwise_sq_distances(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Squared Euclidean distances between the rows of a (n, d) and of b (m, d): out[i, j] = |a_i - b_j|^2.
 
-    Returns (n, m), in the inputs' dtype, by broadcasting (no Python loop).
+    Returns (n, m), in the inputs' dtype, without a Python loop and without a tensor of n * m * d numbers:
+    |a_i|^2 - 2 a_i . b_j + |b_j|^2, each term at most (n, m). Clamped at 0, where rounding of the large, nearly
+    equal terms would make a true 0 negative. Differentiable with respect to a and b.
     """
-    return ((a[:, None, :] - b[None, :, :]) ** 2).sum(dim=-1)
+    a_sq = (a * a).sum(dim=1, keepdim=True)  # (n, 1)
+    b_sq = (b * b).sum(dim=1)  # (m,)
+    return (a_sq - 2 * (a @ b.T) + b_sq).clamp(min=0)
 
 
 def label_scores(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -27,10 +31,14 @@ def label_scores(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return scores[torch.arange(scores.shape[0], device=scores.device), labels]
 
 
-def pixels_as_rows(images: torch.Tensor) -> torch.Tensor:
-    """(N, C, H, W) -> (N, H * W, C): row k of image n holds the C channel values of pixel (k // W, k % W)."""
+def pixels_as_rows(images: torch.Tensor, patch: int = 1) -> torch.Tensor:
+    """(N, C, H, W) -> (N, (H // p) * (W // p), C * p * p) for p = patch (H and W multiples of p): row k of image n
+    holds patch (k // (W // p), k % (W // p)), channel by channel, then row by row, then column by column (the
+    order of F.unfold(images, p, stride=p)). patch=1: row k holds the C channel values of pixel (k // W, k % W)."""
     n, c, h, w = images.shape
-    return images.permute(0, 2, 3, 1).reshape(n, h * w, c)
+    p = patch
+    blocks = images.reshape(n, c, h // p, p, w // p, p)  # each side split into (which patch, where in it)
+    return blocks.permute(0, 2, 4, 1, 3, 5).reshape(n, (h // p) * (w // p), c * p * p)
 
 
 def torch_mlp_forward(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
@@ -67,8 +75,8 @@ def vector_jacobian_product(f, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor
     f maps a tensor of x's shape to a tensor y; v has y's shape. x is left as it was (no .grad, not
     made to require grad).
     """
-    x = x.detach().requires_grad_(True)
-    (grad,) = torch.autograd.grad(f(x), x, grad_outputs=v)
+    x = x.detach().requires_grad_(True)  # a leaf of our own: the caller's x is left alone
+    (grad,) = torch.autograd.grad((f(x) * v).sum(), x)  # d(sum_i v_i f_i)/dx = v^T J
     return grad
 
 
