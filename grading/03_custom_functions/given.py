@@ -15,6 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
 _TEXT = 300  # characters of an error's first line handed back
+MAX_NODES = 10_000  # nodes of a graph walked; the probe's largest (the engine's MLP) has about twenty
 
 
 class AskedAutograd(RuntimeError):
@@ -115,12 +116,14 @@ def saved(y):
 
 
 def node_names(t):
-    """type(node).__name__ of every node behind t, breadth-first, each once."""
+    """type(node).__name__ of every node behind t, breadth-first, each once (at most MAX_NODES)."""
     names, queue, seen = [], [t.grad_fn] if t.grad_fn is not None else [], set()
     while queue:
         node = queue.pop(0)
         if node in seen:
             continue
+        if len(seen) >= MAX_NODES:  # not a graph autograd built: its nodes never end
+            raise RuntimeError(f"the graph behind the result has more than {MAX_NODES} nodes")
         seen.add(node)
         names.append(type(node).__name__)
         queue.extend(child for child, _ in node.next_functions if child is not None)
@@ -134,8 +137,6 @@ def grad_through(y, x, grad):
 
 
 # -- the engine ------------------------------------------------------------------------------------------------
-
-MAX_NODES = 10_000  # the probe's MLP has about twenty
 
 
 def sweep(root):
