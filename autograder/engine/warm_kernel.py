@@ -13,8 +13,27 @@ from __future__ import annotations
 
 import sys
 
+import zmq
+import zmq.asyncio
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Bool, Integer, List, Unicode
+from traitlets import Bool, Integer, List, Type, Unicode
+
+# The largest message the grader takes from a kernel, on any channel: a larger one is dropped by ZeroMQ
+# before anything reads it (its peer disconnected) instead of being deserialized whole in the grader's
+# process. The trusted run's replies are bounded at 96 MiB of text (autograder/probes/session.py), a
+# notebook's outputs at 8 MiB (execute.GradingExecute); a message past this is neither.
+MAX_MESSAGE_BYTES = 128 << 20
+
+
+class BoundedKernelClient(AsyncKernelClient):
+    """jupyter_client's client, its sockets refusing messages larger than MAX_MESSAGE_BYTES."""
+
+    def _context_default(self) -> zmq.asyncio.Context:
+        self._created_context = True  # the client terminates it, as it does its own
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        return context
 
 
 class WarmKernelManager(AsyncKernelManager):
@@ -37,6 +56,7 @@ class WarmKernelManager(AsyncKernelManager):
     share = List(Unicode(), help="the kernel's socket folders: in the sandbox a capped folder of its "
                  "own at each path, whose sockets the launcher links into the grader's").tag(config=True)
     sandbox = Bool(False, help="run the kernel in the sandbox (autograder/engine/sandbox.py)").tag(config=True)
+    client_factory = Type(BoundedKernelClient, klass=AsyncKernelClient)  # what client() makes
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         from autograder.engine.kernel_server import Options
