@@ -148,3 +148,38 @@ def test_tree_cpu_seconds_counts_reaped_children_and_not_their_waiting():
     # the child's 0.5 s (plus its start-up), to the kernel's 10 ms clock tick
     assert after_busy - before >= float(busy.stdout) - 0.02
     assert after_sleep - after_busy < 0.5  # start-up only, not the 1.5 s asleep
+
+
+# -- what the lectures state must be true (issue 38, 3) ---------------------------------------------------------
+
+def _cells(stem: str) -> list:
+    return nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4).cells
+
+
+def test_lecture_01_does_not_take_the_width_of_avx512_instructions_for_its_units(monkeypatch):
+    """A Zen 4 core runs AVX-512 on two 256-bit FMA units: 32 fp32 FLOPs per cycle, not 16 lanes x 2 units x 2 = 64.
+    The estimate the notebook works with, run as the notebook runs it on a CPU that reports AVX-512, is the rate
+    every AVX-512 CPU reaches, and the widest units are an upper bound beside it."""
+    cells = [c.source for c in _cells("01_hardware") if c.cell_type == "code"]
+    estimate = next(source for source in cells if "get_cpu_capability()" in source)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
+    names = {"torch": torch, "flops_per_fma": 2}
+    exec(estimate, names)  # prints the notebook's two lines
+    assert names["cpu_flops_per_cycle"] == 32, (
+        f"lecture 01 estimates {names['cpu_flops_per_cycle']} fp32 FLOPs per cycle per core for any AVX-512 CPU")
+    assert names.get("cpu_flops_per_cycle_widest") == 64
+    text = "\n".join(c.source for c in _cells("01_hardware") if c.cell_type == "markdown")
+    assert "Zen 4" in text
+
+
+def test_lecture_02_says_why_a_multiplication_keeps_what_it_keeps():
+    """MulBackward0 of x * y keeps y when x needs a gradient, and x only when y does: x is not kept because y's
+    gradient is not needed (the notebook said: 'x, whose gradient nobody asked for')."""
+    text = "\n".join(c.source for c in _cells("02_computation_graph") if c.cell_type == "markdown")
+    assert "whose gradient\nnobody asked for" not in text and "whose gradient nobody asked for" not in text
+    for x_grad, y_grad, kept in [(True, False, ("y",)), (True, True, ("x", "y")), (False, True, ("x",))]:
+        x, y = torch.randn(3, requires_grad=x_grad), torch.randn(3, requires_grad=y_grad)
+        node = (x * y).grad_fn
+        found = tuple(name for name, value in (("x", node._saved_self), ("y", node._saved_other)) if value is not None)
+        assert found == kept, (x_grad, y_grad, found)
+    assert "`y` does not require one" in text
