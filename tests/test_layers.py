@@ -285,6 +285,81 @@ def test_a_dynamic_import_by_a_constant_name_is_an_import(tmp_path):
     assert command_imports(graph, tree) == {("autograder.course.layout", "autograder.batch.grade")}
 
 
+# -- tests mirror the layout (docs/design.md, "Layers") ------------------------------------------------
+
+# Modules without a test file of their own, each with its reason. A name ending in ".*" stands for a
+# subpackage and everything in it. An entry that names no module any more must go.
+WITHOUT_TEST_FILE = {
+    "autograder.__main__": "the command line: every command's tests run it; tests/test_package.py (a "
+                           "command imports its own module alone) and tests/test_help.py (its help)",
+    "autograder.authoring": "a docstring (the layer's rule)",
+    "autograder.batch": "a docstring (the layer's rule)",
+    "autograder.classroom": "a docstring (the layer's rule)",
+    "autograder.course": "a docstring (the layer's rule)",
+    "autograder.engine": "a docstring (the layer's rule)",
+    "autograder.authoring.scaffold.*": "the files `new` copies into a new assignment (a notebook's cells, "
+                                       "a reference, a probe, mutants, a variant): tested as the assignment "
+                                       "they make, which passes `check` (tests/authoring/test_new.py)",
+}
+
+
+def mirrored_test(module: str) -> str:
+    """Where a module's tests live: autograder.<sub>.<name> -> tests/<sub>/test_<name>.py (a package, by
+    its __init__.py: tests/<parent>/test_<package>.py); the package itself: tests/test_package.py."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "tests/test_package.py"
+    return "/".join(["tests", *parts[:-1], f"test_{parts[-1]}.py"])
+
+
+def excused(module: str, allowed: dict[str, str]) -> str | None:
+    """The entry of `allowed` that excuses `module`, if any."""
+    return next((entry for entry in allowed if module == entry or (
+        entry.endswith(".*") and (module == entry[:-2] or module.startswith(entry[:-1])))), None)
+
+
+def mirror_problems(package: Path, tests: Path, allowed: dict[str, str]) -> list[str]:
+    """Every module of `package` without its test file (mirrored_test), and every entry of `allowed`
+    that excuses nothing."""
+    problems, used = [], set()
+    for module in sorted(modules(package)):
+        entry = excused(module, allowed)
+        if entry is not None:
+            used.add(entry)
+        elif not (tests.parent / mirrored_test(module)).is_file():
+            problems.append(f"{module}: no {mirrored_test(module)}")
+    return problems + [f"{entry}: excused, but it names no module of the package"
+                       for entry in sorted(set(allowed) - used)]
+
+
+def test_every_module_has_a_test_file_of_its_own():
+    """docs/design.md: tests mirror the layout (tests/engine/test_scan.py tests autograder/engine/scan.py)."""
+    assert mirrored_test("autograder.engine.scan") == "tests/engine/test_scan.py"
+    assert mirrored_test("autograder.authoring.site") == "tests/authoring/test_site.py"
+    assert mirrored_test("autograder.classroom.gradescope.results") == "tests/classroom/gradescope/test_results.py"
+    assert mirror_problems(PACKAGE, REPO / "tests", WITHOUT_TEST_FILE) == []
+
+
+def test_a_module_without_its_test_file_is_found(tmp_path):
+    """The rule fails on a module with no test file of its own and on an excuse that excuses nothing."""
+    package, tests = tmp_path / "autograder", tmp_path / "tests"
+    files = {"autograder/__init__.py": "", "autograder/course/__init__.py": "", "autograder/course/term.py": "",
+             "autograder/course/layout.py": "", "autograder/engine/__init__.py": "",
+             "autograder/engine/template.py": "", "autograder/nbgrader_config.py": "",
+             "tests/test_package.py": "import autograder\n",
+             "tests/course/test_term.py": "from autograder.course import term\n",
+             "tests/test_nbgrader_config.py": "CONFIG = 'autograder/nbgrader_config.py'\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    allowed = {"autograder.course": "a docstring", "autograder.engine": "a docstring",
+               "autograder.batch.*": "gone"}
+    assert mirror_problems(package, tests, allowed) == [
+        "autograder.course.layout: no tests/course/test_layout.py",
+        "autograder.engine.template: no tests/engine/test_template.py",
+        "autograder.batch.*: excused, but it names no module of the package"]
+
+
 def test_the_design_draws_the_layers_that_the_code_declares():
     design = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
     drawing = design.split("## Layers", 1)[1].split("\n## ", 1)[0]

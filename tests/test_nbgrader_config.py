@@ -21,7 +21,7 @@ from autograder.course.notebooks import grade_id, read_notebook, write_notebook
 from tests.conftest import copy_fixture_course
 
 pytestmark = pytest.mark.slow
-CONFIG = Path(__file__).resolve().parents[2] / "autograder" / "nbgrader_config.py"
+CONFIG = Path(__file__).resolve().parents[1] / "autograder" / "nbgrader_config.py"
 ASSIGNMENT = "00_fixture"
 
 
