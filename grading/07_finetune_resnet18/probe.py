@@ -117,28 +117,27 @@ def run_finetune(k, inputs, record):
         record(key, k.given.floats(history[key]))
 
 
-HINTS = {  # what a difference in each key most likely means
-    "type": "start from torchvision.models.resnet18(weights=weights)",
-    "parameters": "only fc.weight and fc.bias may require grad: freeze everything, then replace fc",
-    "fc_shape": "replace fc with nn.Linear(model.fc.in_features, num_classes)",
-    "pretrained_weights": "pass weights on: torchvision.models.resnet18(weights=weights)",
-    "pretrained_statistics": "pass weights on: torchvision.models.resnet18(weights=weights)",
-    "pretrained_parameters": "with pretrained weights the backbone is frozen too, fc trainable",
-    "frozen.held": "a frozen backbone: model.fc's parameters only, at learning_rate",
-    "partly.held": ("two groups: model.fc's parameters at learning_rate, the backbone's parameters that require "
-                    "grad at learning_rate * backbone_factor; frozen parameters in neither"),
-    "factor.held": "the backbone group's rate is learning_rate * backbone_factor",
-    "frozen.settings": "SGD with momentum 0.9, the same settings in every group but the learning rate",
-    "partly.settings": "SGD with momentum 0.9, the same settings in every group but the learning rate",
-    "factor.settings": "SGD with momentum 0.9, the same settings in every group but the learning rate",
-    "backbone_weights": "only fc may change: optimize model.fc's parameters only",
-    "batchnorm_statistics": "keep the model in eval mode while training fc: in train mode BatchNorm's "
-                            "running statistics move",
-    "fc_weight": "per batch: zero_grad, forward, F.cross_entropy, backward, step; with "
-                 "make_finetune_optimizer(model, learning_rate)",
-    "train_loss": "the mean training loss over the epoch's samples (each batch's loss times its size)",
-    "val_loss": "evaluate(model, val_loader, F.cross_entropy, device) after each epoch",
-    "val_accuracy": "evaluate(model, val_loader, F.cross_entropy, device) after each epoch",
+HINTS = {  # what a difference in each key most likely means: the mistake, not the line that fixes it
+    "type": "the model is not torchvision's ResNet18",
+    "parameters": "only the new head's parameters (fc.weight, fc.bias) may require grad",
+    "fc_shape": "the head must map the backbone's pooled features to num_classes logits",
+    "pretrained_weights": "the weights asked for did not reach the backbone",
+    "pretrained_statistics": "the weights asked for did not reach the backbone",
+    "pretrained_parameters": "with pretrained weights, too, only the new head may learn",
+    "frozen.held": "with the backbone frozen the optimizer holds the head's parameters alone, at learning_rate",
+    "partly.held": ("the optimizer must hold every parameter that can learn, each once, and no frozen one: the "
+                    "head's at learning_rate, the others at learning_rate * backbone_factor"),
+    "factor.held": "the unfrozen backbone's rate is learning_rate * backbone_factor",
+    "frozen.settings": "every setting but the learning rate (SGD, momentum 0.9) must be the same for every parameter",
+    "partly.settings": "every setting but the learning rate (SGD, momentum 0.9) must be the same for every parameter",
+    "factor.settings": "every setting but the learning rate (SGD, momentum 0.9) must be the same for every parameter",
+    "backbone_weights": "parameters outside the head changed",
+    "batchnorm_statistics": "BatchNorm's running statistics moved: the backbone ran in the mode that updates them",
+    "fc_weight": ("the head did not end where one SGD step per batch, on that batch's own cross-entropy gradient, "
+                  "with make_finetune_optimizer(model, learning_rate), takes it"),
+    "train_loss": "the training loss is the mean over the epoch's samples, not over its batches",
+    "val_loss": "the validation numbers are evaluate's, after each epoch's training",
+    "val_accuracy": "the validation numbers are evaluate's, after each epoch's training",
 }
 
 
