@@ -104,7 +104,7 @@ def _in_processes(worker, args, world_size: int, timeout_s: float) -> list[Any]:
 def _forked_rank(rank: int, world_size: int, port: int, folder: str, worker, args) -> None:
     """One rank's process: join the gloo group over loopback, run the worker, save what it returned."""
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))  # the ranks share the cores
+    torch.set_num_threads(1)  # as a DataLoader worker does: OpenMP is not safe to use across a fork with more
     try:
         dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=timedelta(seconds=60))
         torch.save(worker(rank, world_size, *args), os.path.join(folder, f"rank{rank}.pt"))

@@ -166,7 +166,7 @@ def test_08_a_mean_still_fails_however_slow_the_steps(stem, factor, tmp_path):
             mock.patch("time.clock_gettime", timeline.read):
         names = namespace("08_gpu_batch_timing", None, mean)
         failed = failures("08_gpu_batch_timing", names, 5, tmp_path)
-    assert set(failed) == {"time_train_step"} and "median" in failed["time_train_step"]
+    assert set(failed) == {"time_train_step"} and "a mean follows every slow step" in failed["time_train_step"]
 
 
 @pytest.mark.parametrize("seed", [6, 7])
@@ -267,7 +267,7 @@ def test_08_on_a_gpu_matmul_tflops_must_synchronize():
     events = np.asarray([[5.0, 5.1, 5.2], [5.0, 5.0, 5.3]])
     assert _judge("matmul_tflops")(dict(got, gpu_events=events, gpu_measured=np.asarray(280.0)), want) is None
     message = _judge("matmul_tflops")(dict(got, gpu_events=events, gpu_measured=np.asarray(9000.0)), want)
-    assert "Synchronize" in message
+    assert "stopped before the products ran" in message
 
 
 def test_08_on_a_gpu_autocast_forward_must_give_the_dtype_asked_for():
@@ -321,7 +321,7 @@ def test_08_profile_step_needs_one_right_run_of_three():
     paused = {**right, "addmm.busiest": ["aten::item", "aten::addmm", "aten::item"], "addmm.share": [0.04, 0.97, 0.05]}
     assert judge(right, want) is None and judge(paused, want) is None
     by_total = {**right, "mm.busiest": ["aten::matmul"] * 3}
-    assert "self" in judge(by_total, want)
+    assert "a total includes the time of the operators called inside" in judge(by_total, want)
 
 
 def test_08_no_batch_size_makes_an_unsynchronized_reading_look_per_sample():
@@ -358,7 +358,7 @@ def test_08_a_matmul_tflops_that_never_synchronizes_fails_on_the_stand_in_gpu(tm
     for seed in (3, 4):
         failed = failures("08_gpu_batch_timing", namespace("08_gpu_batch_timing", None, wrong), seed, tmp_path,
                           only={"matmul_tflops"})
-        assert "stand-in asynchronous GPU" in failed["matmul_tflops"] and "Synchronize" in failed["matmul_tflops"]
+        assert "stand-in asynchronous GPU" in failed["matmul_tflops"] and "does not wait for the device" in failed["matmul_tflops"]
     cases = assignment("08_gpu_batch_timing").probe.make_inputs(np.random.default_rng(3))["tflops.cases"]
     assert cases[:, 4].tolist() == [0, 1, 1]  # (n, bfloat16, tf32, high, on the stand-in GPU): one CPU case
 
@@ -382,3 +382,31 @@ def test_08_the_visible_autocast_test_holds_where_cuda_is_available(mutant_file,
             exec(test, names)
     else:
         exec(test, names)
+
+
+def test_08_an_amp_step_that_never_clears_its_gradients_fails_on_every_draw(tmp_path):
+    """Before: its leftover gradient, divided by the scale and clipped, hid within the weights' tolerance on most draws
+    (seeds 2-6 of 0-7 passed it). Two steps at a scale of 1 that never clip show it whole."""
+    wrong = sample("08_gpu_batch_timing", "mutants", "amp_gradients_never_cleared")
+    names = namespace("08_gpu_batch_timing", {"amp_train_step": wrong})
+    for seed in range(8):
+        assert "amp_train_step" in failures("08_gpu_batch_timing", names, seed, tmp_path / str(seed), only={"amp_train_step"})
+
+
+def test_08_checkpointed_forward_is_judged_on_the_bytes_a_forward_keeps(tmp_path):
+    """One checkpoint per layer recomputes what the right answer recomputes, and differs only in what the forward pass
+    keeps (each layer's input, a Linear's output among them): the kernel's count of live bytes tells them apart."""
+    wrong = sample("08_gpu_batch_timing", "mutants", "checkpoint_every_layer")
+    names = namespace("08_gpu_batch_timing", {"checkpointed_forward": wrong})
+    failed = failures("08_gpu_batch_timing", names, 0, tmp_path, only={"checkpointed_forward"})
+    assert "bytes after the forward pass" in failed["checkpointed_forward"], failed
+
+
+@pytest.mark.parametrize("stem, words", [("data_parallel_mean_of_the_ranks_means", "whatever its size"),
+                                         ("data_parallel_without_all_reduce", "different weights"),
+                                         ("data_parallel_returns_its_own_loss", "its own slice's loss")])
+def test_08_data_parallel_mistakes_are_named(stem, words, tmp_path):
+    wrong = sample("08_gpu_batch_timing", "mutants", stem)
+    names = namespace("08_gpu_batch_timing", {"data_parallel_step": wrong})
+    failed = failures("08_gpu_batch_timing", names, 0, tmp_path, only={"data_parallel_step"})
+    assert words in failed["data_parallel_step"], failed

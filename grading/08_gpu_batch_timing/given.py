@@ -6,9 +6,10 @@ they saw; they compute no property, no expected value and no verdict (autograder
 What they note is the kernel's word, by nature: how an answer reads a clock and waits for a device can
 only be seen where the answer runs. `Clock.reads` (readings of the stand-in clock), `StepModel`'s
 `shapes`, `biases` and `real` (each forward pass's input shape, the bias it saw, when it ran in real
-time), `Sweep.calls`, `MatmulCost.products`, `AutocastRecorder.seen`, and the GPU yardsticks
-(`gpu_seconds`, `matmul_events`) are fetched raw and judged by the probe (probe.py's docstring bounds
-what a kernel that forges them gains).
+time), `Sweep.calls`, `MatmulCost.products`, `AutocastRecorder.seen`, the GPU yardsticks
+(`gpu_seconds`, `matmul_events`), and `checkpoint_run`'s bytes alive after a forward pass and forward
+calls per layer are fetched raw and judged by the probe (probe.py's docstring bounds what a kernel that
+forges them gains).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from helpers.async_device import AsyncDevice
+from helpers.memory import LiveTensors
+from helpers.ranks import ThreadGroup, data_parallel_rank
 
 real_clock = time.perf_counter  # bound before a stand-in clock replaces time.perf_counter
 
@@ -414,3 +417,74 @@ def profiling():
             yield
     finally:
         torch.set_num_threads(threads)
+
+
+# -- activation checkpointing --------------------------------------------------------------------------------
+
+def checkpoint_net(codes, widths, seed):
+    """layers(codes, widths) in float32, its weights drawn after torch.manual_seed(seed)."""
+    torch.manual_seed(int(seed))
+    return layers(codes, widths, False)
+
+
+def checkpoint_run(forward, model, x, boundaries, grad_out):
+    """forward(model, x, boundaries), then backward(grad_out) through its output, watched: [the output, the bytes alive
+    after the forward pass (helpers.memory.LiveTensors), each layer's forward calls in the forward pass, each layer's
+    forward calls during backward, every parameter's gradient flattened into one vector (NaN where it got none)]."""
+    calls = [0] * len(model)
+    handles = [layer.register_forward_pre_hook(lambda module, args, i=i: calls.__setitem__(i, calls[i] + 1))
+               for i, layer in enumerate(model)]
+    try:
+        with LiveTensors() as memory:
+            out = forward(model, x, [int(b) for b in boundaries])
+            kept, in_forward = memory.now, list(calls)
+            out.backward(grad_out)
+    finally:
+        for handle in handles:
+            handle.remove()
+    grads = torch.cat([(p.grad if p.grad is not None else torch.full_like(p, float("nan"))).detach().reshape(-1)
+                       for p in model.parameters()])
+    return [out.detach(), kept, in_forward, [after - before for after, before in zip(calls, in_forward)], grads]
+
+
+# -- data parallelism ------------------------------------------------------------------------------------------
+
+def dp_net(seed, d_in, hidden, classes):
+    """Linear, Tanh, Linear, ReLU, Linear: the model every rank starts from, its weights drawn from seed."""
+    torch.manual_seed(int(seed))
+    return nn.Sequential(nn.Linear(int(d_in), int(hidden)), nn.Tanh(), nn.Linear(int(hidden), int(hidden)), nn.ReLU(),
+                         nn.Linear(int(hidden), int(classes)))
+
+
+def dp_batches(x, y, sizes):
+    """Consecutive batches of (x, y), batch k cut into slices of sizes[k][r] samples, rank r's the r-th."""
+    x, y = torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(y, dtype=torch.long)
+    batches, start = [], 0
+    for row in sizes:
+        ranks = []
+        for size in row:
+            ranks.append((x[start:start + int(size)], y[start:start + int(size)]))
+            start += int(size)
+        batches.append(ranks)
+    return batches
+
+
+def data_parallel(step, model, x, y, sizes, learning_rate, momentum, timeout_s=30.0):
+    """step(model, optimizer, x_r, y_r) on every rank, as threads whose torch.distributed collectives
+    helpers.ranks.ThreadGroup plays (a grading kernel has no network for gloo), on each batch in turn:
+    [each rank's parameters after the last step, flattened: (world, P); each rank's returned losses, (world, steps);
+    the type name of each returned loss]."""
+    batches = dp_batches(x, y, sizes)
+    results = ThreadGroup(len(batches[0]), timeout_s).run(data_parallel_rank, step, model, batches, float(learning_rate),
+                                                           float(momentum))
+    weights = torch.stack([torch.cat([v.reshape(-1) for v in r["state_dict"].values()]) for r in results])
+    losses = [[_as_float(loss) for loss in r["losses"]] for r in results]
+    return [weights, losses, [[type(loss).__name__ for loss in r["losses"]] for r in results]]
+
+
+def _as_float(value):
+    """float(value), or NaN for what is not one number."""
+    try:
+        return float(value)
+    except (TypeError, ValueError, RuntimeError):
+        return float("nan")

@@ -31,16 +31,26 @@ of the products' share. `to_device`, `activation_bytes`, `find_saturation` and `
 compared with the reference on secret inputs (epoch_seconds on costs where loading is the bottleneck too,
 which tell the workers' batches arriving w at a time from a steady rate).
 
+`checkpointed_forward` runs on secret nets and boundaries inside given.checkpoint_run: its output and gradients (raw,
+against the reference's run here on the same weights), each layer's forward calls in the forward pass and during
+backward (forward pre-hooks), and the bytes alive after the forward pass (helpers.memory.LiveTensors, counted by
+storage in the kernel; the reference's count here is the same number for a right answer, bytes not being time).
+`data_parallel_step` runs on 2 and then 3 ranks, as threads of the kernel whose torch.distributed collectives
+helpers.ranks.ThreadGroup plays (a grading kernel has no network for gloo); each rank's weights after the steps and
+its returned losses are read back and judged against one process taking the same steps on whole batches, computed
+here (and against two mistakes' weights, to name them).
+
 The kernel's word (what only the kernel can see, fetched raw from the stand-ins and judged here): the
 stand-in clock's readings and the answer's returned seconds on it, the stand-in model's calls, input
 shapes, biases seen and real timestamps (time_train_step 4 points, time_throughput 3), the products a
 matrix cost saw and the matmul precision after the call (matmul_tflops 2), which model each stand-in
 time_throughput call timed (batch_size_sweep 2: the "fresh make_model()" rule only; the results are raw
 returns), autocast's state after the call and the state a recorder saw under mocked CUDA (autocast_forward
-2), and on a GPU the yardsticks of the GPU's own speed. Nothing in the kernel says what the judges accept:
+2), the bytes alive after a checkpointed forward pass and the layers' forward calls (checkpointed_forward 3: its
+output and gradients are raw returns), and on a GPU the yardsticks of the GPU's own speed. Nothing in the kernel says what the judges accept:
 no expected value, tolerance or judge is there, so a generic forger gains nothing. One that knows this
 probe could read the stand-ins' costs (the model's launch and queued seconds, a product's seconds),
-as an answer that reads them could, and forge those records: at most those 13 of 34 points.
+as an answer that reads them could, and forge those records: at most those 16 of 41 points.
 """
 
 from __future__ import annotations
@@ -134,6 +144,9 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
         # taking 0.2 s needs a few of them, one per block (at 0.02 s and more, the 1 us a clock reading
         # costs is below blocked_autorange's 1e-4 overhead)
         "tflops.seconds": rng.uniform(2e-2, 4e-2, size=(3, 1)) * np.asarray([2.5, 1.6, 1.0]) * rng.uniform(0.93, 1.07, (3, 3)),
+        # drawn last, so that the draws above stay what they were before these exercises came
+        **checkpoint_inputs(rng),
+        **parallel_inputs(rng),
     }
 
 
@@ -179,6 +192,50 @@ def memory_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
                        f"memory.{k}.double": np.asarray(int(k == 3)), f"memory.{k}.batch": np.asarray(int(rng.integers(1, 300)))})
     inputs["memory.0.codes"] = np.asarray([0, 1, 2, 0, 0, 1])  # ReLU then Tanh, then two Linears in a row
     inputs["memory.0.widths"] = rng.integers(2, 40, size=7)
+    return inputs
+
+
+CHECKPOINT_CASES = 3
+PARALLEL_CASES = 2
+
+
+def checkpoint_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Nets for checkpointed_forward (a Linear first, then Linear, ReLU and Tanh in any order), their boundaries
+    (the last case cut in two), inputs and the gradient backward starts from."""
+    inputs = {}
+    for i in range(CHECKPOINT_CASES):
+        depth = int(rng.integers(5, 11))
+        codes = np.concatenate([[0], rng.integers(0, 3, size=depth - 1)])
+        widths = rng.integers(3, 20, size=depth + 1)
+        cuts = 1 if i == CHECKPOINT_CASES - 1 else int(rng.integers(2, 4))
+        boundaries = np.sort(np.concatenate([[0], rng.choice(np.arange(1, depth), size=cuts, replace=False)]))
+        out = int(widths[0])
+        for code, width in zip(codes, widths[1:]):
+            out = int(width) if code == 0 else out
+        batch = int(rng.integers(2, 12))
+        inputs.update({f"ckpt.{i}.codes": codes, f"ckpt.{i}.widths": widths, f"ckpt.{i}.boundaries": boundaries,
+                       f"ckpt.{i}.seed": np.asarray(int(rng.integers(2**31))),
+                       f"ckpt.{i}.x": rng.standard_normal((batch, int(widths[0]))).astype(np.float32),
+                       f"ckpt.{i}.grad": rng.standard_normal((batch, out)).astype(np.float32)})
+    return inputs
+
+
+def parallel_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Two runs of data_parallel_step: 2 ranks then 3, two or three steps, slices of 1 to 6 samples that differ
+    between the ranks in the first step; a model's sizes and seed, data, a learning rate and a momentum."""
+    inputs = {}
+    for case, world in enumerate((2, 3)):
+        steps = int(rng.integers(2, 4))
+        sizes = rng.integers(1, 7, size=(steps, world))
+        while len(set(sizes[0].tolist())) == 1:  # unequal slices: a mean of the ranks' means is then wrong
+            sizes[0] = rng.integers(1, 7, size=world)
+        d_in, hidden, classes = int(rng.integers(3, 8)), int(rng.integers(6, 14)), int(rng.integers(2, 6))
+        total = int(sizes.sum())
+        inputs.update({f"dp.{case}.sizes": sizes, f"dp.{case}.net": np.asarray([d_in, hidden, classes]),
+                       f"dp.{case}.seed": np.asarray(int(rng.integers(2**31))),
+                       f"dp.{case}.x": rng.standard_normal((total, d_in)).astype(np.float32),
+                       f"dp.{case}.y": rng.integers(0, classes, size=total),
+                       f"dp.{case}.settings": np.asarray([rng.uniform(0.05, 0.5), rng.choice([0.0, 0.9])])})
     return inputs
 
 
@@ -378,12 +435,12 @@ def _judge_time_train_step(got: dict, want: dict) -> str | None:
     per_sample = abs(seconds * int(want["batch_size"]) / STEP - 1) < 0.25 if np.isfinite(seconds) else False
     if np.isfinite(seconds) and seconds < 0.75 * STEP and seconds < 2 * LAUNCH and not per_sample:
         return (f"time_train_step returned {seconds:.4g} s for steps that queue {STEP - LAUNCH:g} s of work on an "
-                f"asynchronous device after {LAUNCH:g} s of Python: the clock was read before the device had finished. "
-                "synchronize before each reading (synchronized_timer(device)), on every device")
+                f"asynchronous device after {LAUNCH:g} s of Python: the clock was read before the device had finished "
+                "(a reading that does not wait for the device's queue, on some device, measures the time to queue work)")
     if not np.isfinite(seconds) or not 0.75 * STEP <= seconds <= limit:
         return (f"time_train_step returned {seconds:.4g} s for a model whose steps take {STEP} s, the warm-up and "
-                f"a few hiccups {STEP + DELAY:g} s: return the median seconds of one timed step (not their mean, "
-                "not per sample), and do not time the warm-up")
+                f"a few hiccups {STEP + DELAY:g} s: the warm-up steps were timed, or a hiccup moved the result (a mean "
+                "follows every slow step), or the time is not one step's (not per sample)")
     problem = _sgd_steps(_biases(got))
     if problem:
         return f"time_train_step: {problem}"
@@ -396,8 +453,8 @@ def _judge_time_train_step(got: dict, want: dict) -> str | None:
             return "time_train_step was not measured on the GPU"
         measured, work = _number(got["gpu_measured"]), np.asarray(got["gpu_work"], dtype=np.float64)
         if measured is None or not work.size or not measured > 0.5 * float(work.min()):
-            return ("on the GPU time_train_step returned less than the queued GPU work: synchronize before "
-                    "reading the clock (benchmark.timer(), torch.cuda.synchronize() or CUDA events)")
+            return ("on the GPU time_train_step returned less than the queued GPU work: the clock was read before the "
+                    "GPU had finished")
     return None
 
 
@@ -439,11 +496,10 @@ def _judge_time_throughput(got: dict, want: dict) -> str | None:
     if not np.isfinite(seconds) or not 0.9 * expected <= seconds <= upper:
         if np.isfinite(seconds) and abs(seconds - float(want["latency"])) <= 0.1 * float(want["latency"]):
             return ("time_throughput measured the latency of synchronized steps: something waits for the device in "
-                    "every step (a synchronizing clock, loss.item()...). Run the timed steps back to back, between "
-                    "two readings of a synchronizing clock")
+                    "every step (a synchronizing clock, loss.item()...), so the steps never run back to back")
         return (f"time_throughput returned {seconds:.4g} s per step where steps run back to back take {expected:.4g} s "
-                "on a stand-in asynchronous device: synchronize before the first timed step and after the last, "
-                "divide by the number of steps, and do not time the warm-up")
+                "on a stand-in asynchronous device: the clock missed some of the device's work, or timed the warm-up, "
+                "or the time was not divided among the steps")
     problem = _sgd_steps(_biases(got))
     return f"time_throughput: {problem}" if problem else None
 
@@ -536,6 +592,63 @@ def run_activation_bytes(k, inputs, record):
         values.append(k.answers.activation_bytes(net, int(inputs[f"memory.{i}.batch"]),
                                                  int(inputs[f"memory.{i}.widths"][0])))
     record("bytes", k.value(values))
+
+
+# -- activation checkpointing -------------------------------------------------------------------------------------
+
+CHECKPOINT_KEYS = ("out", "kept", "forward", "recomputed", "grads")
+
+
+def run_checkpointed_forward(k, inputs, record):
+    """checkpointed_forward on secret nets and boundaries, watched by given.checkpoint_run: the output, the bytes alive
+    after the forward pass, each layer's forward calls in the forward pass and during backward, the gradients."""
+    for i in range(CHECKPOINT_CASES):
+        model = k.given.checkpoint_net(inputs[f"ckpt.{i}.codes"], inputs[f"ckpt.{i}.widths"], int(inputs[f"ckpt.{i}.seed"]))
+        run = k.given.checkpoint_run(k.answers.checkpointed_forward, model, k.tensor(inputs[f"ckpt.{i}.x"], "float32"),
+                                     k.value([int(b) for b in inputs[f"ckpt.{i}.boundaries"]]),
+                                     k.tensor(inputs[f"ckpt.{i}.grad"], "float32"))
+        for j, key in enumerate(CHECKPOINT_KEYS):
+            record(f"{i}.{key}", run[j])
+        record(f"{i}.boundaries", k.value([int(b) for b in inputs[f"ckpt.{i}.boundaries"]]))  # for the judge's words
+
+
+def _judge_checkpointed_forward(got: dict, want: dict) -> str | None:
+    """Case by case: the output, the forward calls, the gradients, the recomputation, then the bytes kept."""
+    for i in range(CHECKPOINT_CASES):
+        problem = _missing("checkpointed_forward", got, [f"{i}.{key}" for key in CHECKPOINT_KEYS])
+        if problem:
+            return problem
+        boundaries = [int(b) for b in np.asarray(want[f"{i}.boundaries"]).ravel()]
+        where = f"on a net of {len(np.asarray(want[f'{i}.forward']).ravel())} layers cut at {boundaries}, which your notebook never saw"
+        if compare_arrays(np.asarray(got[f"{i}.out"]), np.asarray(want[f"{i}.out"]), rtol=1e-5, atol=1e-6):
+            return f"checkpointed_forward's output is not model(x) {where}: the segments do not run every layer once, in order"
+        forward, wanted = np.asarray(got[f"{i}.forward"]).ravel(), np.asarray(want[f"{i}.forward"]).ravel()
+        if forward.shape != wanted.shape or not np.array_equal(forward, wanted):
+            return f"checkpointed_forward ran the layers {forward.tolist()} times in the forward pass {where}; expected once each"
+        grads, wanted_grads = (np.asarray(got[f"{i}.grads"], dtype=np.float64).ravel(),
+                               np.asarray(want[f"{i}.grads"], dtype=np.float64).ravel())
+        if grads.shape == wanted_grads.shape and np.isnan(grads).any():
+            return (f"checkpointed_forward: some parameters got no gradient {where}: a segment ran where autograd "
+                    "records nothing, or under the reentrant checkpoint with an input that does not require grad")
+        if compare_arrays(grads, wanted_grads, rtol=1e-4, atol=1e-6):
+            return f"checkpointed_forward: the gradients are not model(x)'s {where}"
+        again, wanted_again = np.asarray(got[f"{i}.recomputed"]).ravel(), np.asarray(want[f"{i}.recomputed"]).ravel()
+        if again.shape != wanted_again.shape or not np.array_equal(again, wanted_again):
+            last = boundaries[-1]
+            if not again.any():
+                reason = "nothing ran again: no segment was checkpointed"
+            elif again.shape == wanted_again.shape and again[last:].all():
+                reason = "the last segment ran again: it was checkpointed too, though its backward runs first"
+            else:
+                reason = "the checkpoints are not where the boundaries say"
+            return (f"checkpointed_forward: during backward the layers ran {again.tolist()} more times {where}; expected "
+                    f"{wanted_again.tolist()}: {reason}")
+        kept, wanted_kept = _number(got[f"{i}.kept"]), int(np.asarray(want[f"{i}.kept"]))
+        if kept != wanted_kept:
+            return (f"checkpointed_forward kept {_shown(got[f'{i}.kept'])} bytes after the forward pass {where}; "
+                    f"checkpointing every segment but the last keeps {wanted_kept}: the checkpointed segments' inputs and "
+                    "what the last segment keeps")
+    return None
 
 
 # -- mixed precision ---------------------------------------------------------------------------------------------
@@ -726,7 +839,7 @@ def _judge_matmul_tflops(got: dict, want: dict) -> str | None:
         after, before = _strings(got[f"precision_after{i}"])[0], str(want["precision_after"][i])
         if after != before:
             return (f"{call} left the float32 matmul precision at {after!r}; it was {before!r} before the call: "
-                    "save torch.get_float32_matmul_precision() first and restore it afterwards (in a finally)")
+                    "the call did not restore what it found")
         value, expected = _number(got[f"tflops{i}"]), float(want["tflops"][i])
         if value is None:
             return f"{call} returned {_shown(got[f'tflops{i}'])}; expected a number of TFLOP/s (a Python float)"
@@ -735,13 +848,12 @@ def _judge_matmul_tflops(got: dict, want: dict) -> str | None:
             if on_gpu and np.isfinite(ratio) and ratio > 3:
                 return (f"{call} returned {value:.4g} TFLOP/s where each product keeps the device busy "
                         f"{2 * int(n) ** 3 / expected / 1e12:.3g} s ({expected:.4g} TFLOP/s): the clock was read "
-                        "before the device had finished the products. Synchronize before each reading of the clock "
-                        "(benchmark.Timer(..., timer=functools.partial(synchronized_timer, device)), or "
-                        "torch.cuda.synchronize()), on every device")
-            hint = (" An (n, n) @ (n, n) product is 2 n**3 FLOPs, not n**3." if abs(ratio - 0.5) < 0.02 else
+                        "before the device had finished the products: the Timer's clock does not wait for the device's "
+                        "queue before each reading")
+            hint = (" A multiply-add was counted as one FLOP." if abs(ratio - 0.5) < 0.02 else
                     " TFLOP/s is 1e12 FLOP/s." if np.isfinite(ratio) and ratio > 100 else "")
             return (f"{call} returned {value:.4g} TFLOP/s on a clock where each product takes "
-                    f"{2 * int(n) ** 3 / expected / 1e12:.3g} s; expected {expected:.4g}: 2 n**3 FLOPs over the "
+                    f"{2 * int(n) ** 3 / expected / 1e12:.3g} s; expected {expected:.4g}: the product's FLOPs over the "
                     f"median seconds of one product, in TFLOP/s.{hint}")
     if bool(want["gpu"]):
         if "gpu_measured" not in got or "gpu_events" not in got:
@@ -752,15 +864,15 @@ def _judge_matmul_tflops(got: dict, want: dict) -> str | None:
         measured = _number(got["gpu_measured"])
         if measured is None or not measured <= 2.0 * events:
             return (f"on the GPU matmul_tflops gave {_shown(got['gpu_measured'])} TFLOP/s where CUDA events measure "
-                    f"{events:.4g}: the clock stopped before the products ran. Synchronize before "
-                    "reading it (benchmark.Timer with synchronized_timer, or torch.cuda.synchronize())")
+                    f"{events:.4g}: the clock stopped before the products ran")
     return None
 
 
 # -- a mixed-precision step, the profiler, the loader ------------------------------------------------------------
 
 def run_amp_train_step(k, inputs, record):
-    """Three float16 steps with a GradScaler (growth_interval 2), then one whose gradients overflow (scale 2**100)."""
+    """Three float16 steps with a GradScaler (growth_interval 2), then one whose gradients overflow (scale 2**100); two
+    more at a scale of 1 that never clip."""
     torch_k, answer = k.module("torch"), k.answers.amp_train_step
     parameters_to_vector = k.module("torch.nn.utils").parameters_to_vector
     max_norm, lr, log_scale = (float(v) for v in inputs["amp.settings"])
@@ -775,6 +887,13 @@ def run_amp_train_step(k, inputs, record):
     record("overflow_loss", answer(model, optimizer, scaler, x, y, max_norm))
     record("overflow_weights", parameters_to_vector(model.parameters()))  # as they were
     record("overflow_scale", scaler.get_scale())
+    # Two steps at a scale of 1 and a bound that never clips, from fresh weights: a gradient the step forgot to clear
+    # adds to the next one whole (above, divided by the scale and the clipping, it can hide within the tolerance)
+    model = k.given.mlp(*(inputs["amp." + key] for key in ("w1", "b1", "w2", "b2")))
+    optimizer = torch_k.optim.SGD(model.parameters(), lr=lr)
+    scaler = torch_k.amp.GradScaler("cpu", init_scale=1.0, growth_interval=1000)
+    record("unclipped_losses", k.value([answer(model, optimizer, scaler, x, y, 1e6) for _ in range(2)]))
+    record("unclipped_weights", parameters_to_vector(model.parameters()))
 
 
 def run_profile_step(k, inputs, record):
@@ -811,11 +930,12 @@ def _judge_profile_step(got: dict, want: dict) -> str | None:
 def _judge_profile_run(busiest: str, share: float, want: dict, name: str) -> str | None:
     wanted = str(want[f"{name}.busiest"])
     if busiest != wanted:
-        return (f"profile_step named {busiest} the busiest operator of a step that is almost all {wanted}: rank the "
-                "operators by their own (self) CPU time; a total includes the operators called inside")
+        return (f"profile_step named {busiest} the busiest operator of a step that is almost all {wanted}: a total "
+                "includes the time of the operators called inside, so a caller outranks the operator doing the work")
     if bool(want[f"{name}.products"]) and not 0.7 < share <= 1.0:
         return (f"profile_step gave a matrix-product share of {share:.3g} for a step that is almost all {wanted}: "
-                "the self times of aten::mm, aten::addmm, aten::bmm and aten::baddbmm over the sum of every self time")
+                "the time of the products of matrices (and of batches of them) over all the time profiled, each "
+                "microsecond counted once")
     if not bool(want[f"{name}.products"]) and not 0.0 <= share < 0.1:
         return f"profile_step gave a matrix-product share of {share:.3g} for a step that is almost all sorting"
     return None
@@ -847,6 +967,101 @@ def _judge_epoch_seconds(got: dict, want: dict) -> str | None:
     return None
 
 
+# -- data parallelism -----------------------------------------------------------------------------------------------
+
+def _parallel_case(inputs, case: int):
+    sizes = np.asarray(inputs[f"dp.{case}.sizes"])
+    d_in, hidden, classes = (int(v) for v in inputs[f"dp.{case}.net"])
+    learning_rate, momentum = (float(v) for v in inputs[f"dp.{case}.settings"])
+    return sizes, (int(inputs[f"dp.{case}.seed"]), d_in, hidden, classes), learning_rate, momentum
+
+
+def run_data_parallel_step(k, inputs, record):
+    """data_parallel_step on 2, then 3, ranks (threads whose collectives helpers.ranks.ThreadGroup plays): each rank's
+    weights after the steps, the losses it returned and their types."""
+    for case in range(PARALLEL_CASES):
+        sizes, net, learning_rate, momentum = _parallel_case(inputs, case)
+        model = k.given.dp_net(*net)
+        run = k.given.data_parallel(k.answers.data_parallel_step, model, k.value(inputs[f"dp.{case}.x"]),
+                                    k.value(inputs[f"dp.{case}.y"]), k.value(sizes.tolist()), learning_rate, momentum)
+        record(f"{case}.weights", run[0])
+        record(f"{case}.losses", run[1])
+        record(f"{case}.types", run[2])
+
+
+def _one_process(model, batches, learning_rate: float, momentum: float, loss_of) -> tuple[np.ndarray, list[float]]:
+    """(flattened weights, losses) of one process taking one SGD step per batch on loss_of(model, batch)."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate, momentum=momentum)
+    losses = []
+    for batch in batches:
+        optimizer.zero_grad()
+        loss = loss_of(model, batch)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return torch.nn.utils.parameters_to_vector(model.parameters()).detach().numpy(), losses
+
+
+def expected_data_parallel_step(inputs) -> dict:
+    """One process on whole batches (the answer); and what two mistakes give, to name them: every rank's mean counted
+    alike, and the ranks' means added up; each rank's own first loss."""
+    import torch.nn.functional as F
+
+    given = stand_ins()
+    whole = {"whole": lambda m, batch: F.cross_entropy(m(torch.cat([x for x, _ in batch])), torch.cat([y for _, y in batch])),
+             "mean_of_means": lambda m, batch: sum(F.cross_entropy(m(x), y) for x, y in batch) / len(batch),
+             "sum_of_means": lambda m, batch: sum(F.cross_entropy(m(x), y) for x, y in batch)}
+    want: dict = {}
+    for case in range(PARALLEL_CASES):
+        sizes, net, learning_rate, momentum = _parallel_case(inputs, case)
+        batches = given.dp_batches(inputs[f"dp.{case}.x"], inputs[f"dp.{case}.y"], sizes.tolist())
+        for name, loss_of in whole.items():
+            weights, losses = _one_process(given.dp_net(*net), batches, learning_rate, momentum, loss_of)
+            want[f"{case}.{name}"], want[f"{case}.{name}.losses"] = weights, np.asarray(losses)
+        with torch.no_grad():
+            model = given.dp_net(*net)
+            want[f"{case}.own"] = np.asarray([F.cross_entropy(model(x), y).item() for x, y in batches[0]])
+        want[f"{case}.world"] = sizes.shape[1]
+    return want
+
+
+def _judge_data_parallel_step(got: dict, want: dict) -> str | None:
+    for case in range(PARALLEL_CASES):
+        problem = _missing("data_parallel_step", got, [f"{case}.{key}" for key in ("weights", "losses", "types")])
+        if problem:
+            return problem
+        world = int(want[f"{case}.world"])
+        where = f"on {world} ranks, slices of unequal sizes your notebook never saw"
+        types = sorted(set(_strings(got[f"{case}.types"])))
+        if types != ["float"]:
+            return f"data_parallel_step returned {', '.join(types)} {where}; expected the loss as a Python float"
+        weights = np.asarray(got[f"{case}.weights"], dtype=np.float64)
+        whole = np.asarray(want[f"{case}.whole"], dtype=np.float64)
+        if weights.shape != (world, whole.size):
+            return f"data_parallel_step: the ranks' weights came back as {weights.shape} {where}"
+        close = [compare_arrays(rank, whole, rtol=1e-4, atol=1e-6) is None for rank in weights]
+        if not all(close):
+            if any(compare_arrays(rank, weights[0], rtol=1e-4, atol=1e-6) for rank in weights[1:]):
+                reason = "the ranks ended with different weights: each stepped on a gradient of its own"
+            elif compare_arrays(weights[0], np.asarray(want[f"{case}.mean_of_means"]), rtol=1e-4, atol=1e-6) is None:
+                reason = ("every rank's slice counted as much as another's, whatever its size: the whole batch's mean "
+                          "weighs each sample alike")
+            elif compare_arrays(weights[0], np.asarray(want[f"{case}.sum_of_means"]), rtol=1e-4, atol=1e-6) is None:
+                reason = "the ranks' mean gradients were added up, each counting as a whole batch's"
+            else:
+                reason = "they are not one process's weights after the same steps on whole batches"
+            return f"data_parallel_step: the ranks' weights after the steps {where}: {reason}"
+        losses = np.asarray(got[f"{case}.losses"], dtype=np.float64)
+        wanted = np.asarray(want[f"{case}.whole.losses"], dtype=np.float64)
+        if losses.shape != (world, wanted.size) or compare_arrays(losses, np.tile(wanted, (world, 1)), rtol=1e-4, atol=1e-6):
+            own = np.asarray(want[f"{case}.own"], dtype=np.float64)
+            mine = losses.shape == (world, wanted.size) and np.allclose(losses[:, 0], own, rtol=1e-4, atol=1e-6)
+            return (f"data_parallel_step returned the losses {np.round(losses, 4).tolist()} {where}; expected "
+                    f"{np.round(wanted, 4).tolist()} on every rank"
+                    + (": each rank returned its own slice's loss, not the whole batch's" if mine else ""))
+    return None
+
+
 PROBE = Probe(
     assignment=ASSIGNMENT,
     reference="helpers.reference.gpu_batch_timing",
@@ -859,6 +1074,7 @@ PROBE = Probe(
                                     judge=_judge_time_throughput),
         "batch_size_sweep": Exercise(run_batch_size_sweep, expected=expected_batch_size_sweep, judge=_judge_sweep),
         "activation_bytes": Exercise(run_activation_bytes, tolerance=EXACT),
+        "checkpointed_forward": Exercise(run_checkpointed_forward, judge=_judge_checkpointed_forward),
         "find_saturation": Exercise(run_find_saturation, tolerance=EXACT),
         "autocast_forward": Exercise(run_autocast_forward, expected=expected_autocast_forward,
                                      judge=_judge_autocast_forward),
@@ -868,5 +1084,7 @@ PROBE = Probe(
         "amp_train_step": Exercise(run_amp_train_step, tolerance=Tolerance(1e-4, 1e-6)),
         "profile_step": Exercise(run_profile_step, expected=expected_profile_step, judge=_judge_profile_step),
         "epoch_seconds": Exercise(run_epoch_seconds, judge=_judge_epoch_seconds),
+        "data_parallel_step": Exercise(run_data_parallel_step, expected=expected_data_parallel_step,
+                                       judge=_judge_data_parallel_step),
     },
 )

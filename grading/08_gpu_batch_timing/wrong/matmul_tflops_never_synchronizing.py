@@ -1,7 +1,7 @@
 """matmul_tflops timed by benchmark.Timer on time.perf_counter, a clock that never waits for the device: right on a
 CPU, where a product has finished when it returns; on a GPU it times the launches, not the products."""
 # exercise: matmul_tflops
-# message: Synchronize before each reading
+# message: does not wait for the device
 
 
 def matmul_tflops(n, dtype, device, tf32=False):

@@ -1,7 +1,7 @@
 """time_train_step by the real clock bound at import (from time import perf_counter), never waiting for the device: on an
 asynchronous device it times the queueing, not the work."""
 # exercise: time_train_step
-# message: synchronize
+# message: before the device had finished
 
 from time import perf_counter as wall_clock
 
