@@ -95,6 +95,10 @@ def stop_processes(pids: Sequence[int], interrupt: bool = True, then=None) -> No
     `interrupt`, the workers get SIGINT (grade_submission unwinds: its kernel is shut down, its
     temporary course folder removed) and `then()` runs (the pool tells them to exit when done);
     whatever is still running after a few seconds, or at once without `interrupt`, is killed.
+    Before the kill, the workers still running are frozen (SIGSTOP) and their tree taken again:
+    a kernel one of them started after the first look (a job it began while unwinding) is found
+    too, and none is born between that look and the kill. A launcher missed here outlives grade
+    with grade's output open, and its kernel with it (seen: grade's stdout held past 90 s).
     """
     roots: list[psutil.Process] = []
     tree: list[psutil.Process] = []
@@ -116,6 +120,13 @@ def stop_processes(pids: Sequence[int], interrupt: bool = True, then=None) -> No
         deadline = time.monotonic() + _UNWIND_SECONDS
         while time.monotonic() < deadline and any(_alive(p) for p in tree):
             time.sleep(0.05)
+    for root in roots:
+        try:
+            root.suspend()
+            tree += root.children(recursive=True)
+        except psutil.Error:
+            pass
+    tree = list({process.pid: process for process in tree}.values())
     for process in tree:
         try:
             process.kill()
@@ -131,11 +142,25 @@ def _alive(process: psutil.Process) -> bool:
         return False
 
 
+_interrupted = False  # in a worker: a Ctrl-C came; the batch is being stopped
+
+
 def _interrupt_once(signum, frame):
     """A worker's SIGINT: unwind the job once; a second one (the terminal's Ctrl-C and ours
     both arrive) must not break that unwinding."""
+    global _interrupted
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _interrupted = True
     raise KeyboardInterrupt
+
+
+def _grade_in_worker(job: GradeJob) -> GradeResult:
+    """grade_submission, in a local worker that was not interrupted. After its interrupt a worker
+    starts nothing: the pool's call queue still hands it the jobs it had queued (cancel_futures
+    cannot take them back), and one begun there started a kernel that no stop found."""
+    if _interrupted:
+        raise KeyboardInterrupt
+    return grade_submission(job)
 
 
 def start_worker(environment: dict[str, str] | None = None) -> None:
@@ -216,7 +241,7 @@ def _pooled(jobs: Sequence[GradeJob], indexes: Sequence[int], workers: int,
     """Grade jobs[indexes] in one pool; jobs lost with a broken pool go to `broken` if given."""
     pool = _pool(workers)
     try:
-        futures = {pool.submit(grade_submission, jobs[i]): i for i in indexes}
+        futures = {pool.submit(_grade_in_worker, jobs[i]): i for i in indexes}
         for future in as_completed(futures):
             index = futures[future]
             try:
