@@ -116,8 +116,7 @@ def judge_init_classifier(got: dict, want: dict) -> str | None:
     for i in range(layers):
         if compare_arrays(got[f"weight_bound_before{i}"], got[f"weight{i}"], rtol=0, atol=0):
             return (f"init_classifier replaced layer {i + 1}'s weight with a new tensor instead of filling the one "
-                    "the model had: an optimizer built before it would still hold the old one (initialize in place, "
-                    "under torch.no_grad(), or with nn.init's functions)")
+                    "the model had: an optimizer built before it would still hold the old one, and never train the new")
     if any(b.size and np.any(b != 0) for b in biases):
         return "init_classifier: every Linear's bias should be zero"
     ratios = np.asarray([w.std() / math.sqrt(2 / w.shape[1]) for w in weights])
@@ -128,14 +127,14 @@ def judge_init_classifier(got: dict, want: dict) -> str | None:
     tolerances[-1:] = 0.15
     if ratios.shape != wanted.shape or not np.all(np.abs(ratios / wanted - 1) <= tolerances):
         return (f"init_classifier: the weights' std, over sqrt(2 / fan_in), is {np.round(ratios, 3).tolist()} on layers "
-                f"your notebook never saw; expected {wanted.tolist()} (He normal for ReLU with fan_in = in_features, "
-                "the last layer times last_scale)")
+                f"your notebook never saw; expected {wanted.tolist()} (the std that keeps activations' scale through "
+                "ReLUs, in_features being the fan-in; the last layer last_scale times it)")
     for i, w in enumerate(weights[:-1]):  # a normal's kurtosis is 3 (a uniform's 1.8), within 0.1 on 20,000 draws
         centred = w - w.mean()
         kurtosis = float(np.mean(centred ** 4) / np.mean(centred ** 2) ** 2)
         if abs(kurtosis - 3) > 0.5:
             return (f"init_classifier: layer {i + 1}'s weights have the right std but not a normal distribution "
-                    f"(kurtosis {kurtosis:.2f}; a normal's is 3): He initialization draws from a normal")
+                    f"(kurtosis {kurtosis:.2f}; a normal's is 3)")
     loss = _initial_loss(weights, biases)
     if abs(loss - float(want["ln_c"])) > 0.05 * float(want["ln_c"]):
         return (f"init_classifier: the initial loss is {loss:.3f}; a classifier that knows nothing "
@@ -274,9 +273,10 @@ def judge_evaluate(got: dict, want: dict) -> str | None:
     if not len(modes):
         return "evaluate never ran the model"
     if modes[:, 0].any():
-        return "evaluate ran the model in training mode: call model.eval() first (dropout and batch norm change)"
+        return ("evaluate ran the model in training mode: dropout dropped units at random, and batch norm used and "
+                "updated the batches' statistics")
     if modes[:, 1].any():
-        return "evaluate built a graph: run the model under torch.no_grad() (or torch.inference_mode())"
+        return "evaluate built a graph: autograd recorded its forward passes, for a backward() it never calls"
     return compare_records("evaluate", {k: got[k] for k in ("loss", "accuracy", "state")},
                            {k: want[k] for k in ("loss", "accuracy", "state")}, Tolerance(1e-9, 1e-12))
 
