@@ -10,6 +10,8 @@ magic's body included, is code of the cell). What it reports, and nothing else (
   `marshal`, `codeop`, `ctypes`, `builtins`/`__builtins__`, `sys.modules`, `sys.path`, `IPython` (its
   `display` aside), `ipykernel`, also as part of another name (`os.sys.modules`) or through another
   name (`s = sys` then `s.modules`); importing `code` or `imp`;
+- what switches off the trusted run's watches (WATCHES: `torch._C.DisableTorchFunction`, the dispatch
+  modes' `_disable_current_modes`, `disable_saved_tensors_hooks`...), also as part of another name;
 - attributes that reach a namespace, a frame or IPython from any object: `get_ipython`, `__globals__`,
   `f_globals`, `__subclasses__`, `__loader__`...;
 - the builtins that run or reach code around a plain import: exec, eval, compile, __import__, open,
@@ -52,6 +54,13 @@ from autograder.engine.writes import dotted
 ALWAYS = ("helpers.reference", "importlib", "ctypes", "sys.modules", "sys.path", "sys.meta_path",
           "sys.path_hooks", "builtins", "__builtins__", "runpy", "pkgutil", "zipimport", "marshal", "codeop",
           "IPython", "ipykernel")
+# What switches off the stand-ins the trusted run watches an answer with (grading/*/given.py: PyTorch's
+# function and dispatch modes, saved-tensor hooks): no answer needs any of it.
+WATCHES = ("DisableTorchFunction", "DisableTorchFunctionSubclass", "_disable_current_modes", "_DisableTorchDispatch",
+           "disable_saved_tensors_hooks", "_saved_tensors_hooks_disable", "_saved_tensors_hooks_enable",
+           "_pop_mode", "_pop_mode_temporarily", "_pop_torch_function_stack", "_push_on_torch_function_stack",
+           "_set_torch_function_mode", "_unset_mode", "_set_dispatch_mode", "_pop_torch_dispatch_stack")
+ALWAYS += WATCHES
 # Of those, what an answer may name: IPython's display (`from IPython.display import clear_output`).
 EXCEPT = ("IPython.display",)
 # Modules named only where imported: their names are words an answer uses for its own (`code = ...`).

@@ -120,6 +120,17 @@ TAMPERING = {
                                    "sys.path"),
     "a module's loader": ("np.__loader__.load_module('optim')", "__loader__"),
     "every class": ("().__class__.__base__.__subclasses__()", "__subclasses__"),
+    # switching off the trusted run's watches (a backward asking autograd under them, 03/04's given.py)
+    "function modes off": ("with torch._C.DisableTorchFunction():\n    g = torch.autograd.grad(y, x, v)",
+                           "DisableTorchFunction"),
+    "dispatch modes off": ("from torch.utils._python_dispatch import _disable_current_modes\n"
+                           "with _disable_current_modes():\n    g = torch.ops.aten.sigmoid_backward(v, y)",
+                           "_disable_current_modes"),
+    "saved-tensor hooks off": ("with torch.autograd.graph.disable_saved_tensors_hooks('mine'):\n    pass",
+                               "disable_saved_tensors_hooks"),
+    "dispatch off, C side": ("guard = torch._C._DisableTorchDispatch()", "_DisableTorchDispatch"),
+    "a mode popped": ("from torch.overrides import _pop_mode_temporarily\nwith _pop_mode_temporarily():\n    pass",
+                      "_pop_mode_temporarily"),
     # what the scan cannot read is not trusted
     "cell magics nested past what is read": ("%%capture\n" * 9 + "import ctypes", "nested more than"),
     "nested deeper than this process parses": ("x = " + " if c else ".join(["np"] * 3000), "too deep"),
