@@ -5,7 +5,7 @@ example exercise, `softplus`, for the author to replace:
 
     source/NN_topic/NN_topic.ipynb     setup cell, intro table, the exercise, its two tests, summary
     helpers/reference/<topic>.py       the reference (the name after "NN_")
-    grading/NN_topic/                  probe.py, four mutants, one right answer written another way
+    grading/NN_topic/                  probe.py, kinds.toml, four mutants, one right answer written another way
 
 then generates release/NN_topic/ with nbgrader and rewrites README.md's generated blocks (the
 Colab table; `publish` refuses a README whose blocks are stale), or says why it could not. The files come from autograder/authoring/scaffold/ (real
@@ -100,7 +100,8 @@ def scaffold(course: Course, assignment: str) -> list[Path]:
         write_notebook(notebook(assignment, course.root), staged["source"] / f"{assignment}.ipynb")
         staged["reference"].write_text(fill((SCAFFOLD / "reference.py").read_text(), assignment))
         staged["grading"].mkdir()
-        (staged["grading"] / "probe.py").write_text(fill((SCAFFOLD / "probe.py").read_text(), assignment))
+        for name in ("probe.py", "kinds.toml"):
+            (staged["grading"] / name).write_text(fill((SCAFFOLD / name).read_text(), assignment))
         for kind in ("mutants", "variants"):
             (staged["grading"] / kind).mkdir()
             for path in sorted((SCAFFOLD / kind).glob("*.py")):

@@ -49,6 +49,9 @@ def test_new_writes_the_three_places_and_nothing_else(course):
     assert f'assignment="{ASSIGNMENT}"' in probe and '"helpers.reference.softmax"' in probe
     assert "NN_topic" not in json.dumps(nbformat.read(course.source_notebook(ASSIGNMENT), 4))
     assert len(list((course.root / "grading" / ASSIGNMENT / "mutants").glob("*.py"))) >= 4
+    from autograder.course import kinds  # every exercise has its kind (tests/test_transcription_share.py)
+
+    assert set(kinds.read(course.root, ASSIGNMENT)) == {"softplus"}
 
 
 @pytest.mark.parametrize("name", ["9_x", "09-softmax", "09_Softmax", "softmax", "00_fixture"])
