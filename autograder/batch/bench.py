@@ -1,16 +1,23 @@
 """`python -m autograder bench SUBMITTED [--jobs N]`: our `grade` against plain nbgrader.
 
-Both grade the same batch in one run and the same environment:
+Both grade the same batch in one run and the same Python environment:
   plain nbgrader   `nbgrader autograde ASSIGNMENT` for each assignment, in one fresh course
-                   folder holding a copy of source/, the batch under submitted/ and a
-                   nbgrader_config.py that loads ours (autograder/nbgrader_config.py) and only
-                   moves its folders there. nbgrader grades one notebook after another, each
-                   on a cold kernel. `nbgrader generate_assignment` runs first, untimed.
+                   folder holding a copy of source/ and the batch under submitted/, with
+                   nbgrader's own defaults: its nbgrader_config.py names that folder's
+                   locations and nothing else (none of autograder/nbgrader_config.py: no
+                   sandbox, no trusted run, its 30 s cell timeout), and one BLAS/OpenMP thread
+                   per process (the cheapest way to run it). nbgrader grades one notebook
+                   after another, each on a cold kernel. `generate_assignment` runs first, untimed.
   ours             `python -m autograder grade SUBMITTED --jobs N --regrade` into a fresh
-                   output folder, timed whole (its own generation included; like plain
-                   `nbgrader autograde`, it makes no feedback HTML: `feedback` makes that).
-Printed: submissions per minute of each, their ratio and whether the scores agree; the same
-goes to OUT/bench.json (default OUT: build/bench).
+                   output folder, timed whole: its own kernel server (never one a caller shares,
+                   kernel_server.SHARED) and its own generation included; like plain
+                   `nbgrader autograde`, it makes no feedback HTML (`feedback` makes that).
+Each side's CPU time is its processes' own: user and system time of the command and of every
+process under it once waited for (getrusage RUSAGE_CHILDREN: kernels, workers, the kernel
+server), whatever else the machine runs; the machine's busy CPU-seconds from /proc/stat over the
+same time are kept beside it (they count every other process too: quiet machines only).
+Printed: seconds, CPU-seconds and submissions per minute of each; the wall-clock ratio and the
+per-CPU ratio; whether the scores agree. The same goes to OUT/bench.json (default OUT: build/bench).
 """
 
 from __future__ import annotations
@@ -20,21 +27,22 @@ import csv
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.layout import Course
 from autograder.course.submitted import collect
 from autograder.engine.job import default_jobs
-from autograder.engine.nbgrader_setup import CONFIG_FILE
+from autograder.engine.kernel_server import SHARED
 
 _PLAIN_CONFIG = '''\
-# Plain nbgrader on a copy of the batch: the course's settings, this folder's locations.
+# Plain nbgrader on a copy of the batch: nbgrader's own defaults, this folder's locations.
 c = get_config()  # noqa: F821
-load_subconfig({config!r})  # noqa: F821
 c.CourseDirectory.root = {root!r}
 c.CourseDirectory.db_url = {db_url!r}
 c.CourseDirectory.source_directory = "source"
@@ -45,32 +53,70 @@ c.CourseDirectory.feedback_directory = "feedback"
 '''
 
 
-def _env() -> dict:
-    """This environment with its bin/ first on PATH (nbgrader runs `alembic` from there)."""
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def _env(**extra: str) -> dict:
+    """This environment with its bin/ first on PATH (nbgrader runs `alembic` from there), `extra`
+    on top, and no kernel server to share: each side starts what it needs, and pays for it."""
     bin_dir = str(Path(sys.executable).parent)
-    return {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
+    env = {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]), **extra}
+    env.pop(SHARED, None)
+    return env
 
 
-def _run(command: list[str], cwd: Path, log: Path) -> float:
-    """Run `command`, its output into `log`; seconds it took. Raises when it fails."""
-    start = time.perf_counter()
+@dataclass
+class Cost:
+    """What running something took: wall seconds, its processes' own CPU-seconds, and the machine's
+    busy CPU-seconds meanwhile (None where /proc/stat is not there)."""
+
+    seconds: float = 0.0
+    cpu: float = 0.0
+    machine: float | None = 0.0
+
+    def __add__(self, other: Cost) -> Cost:
+        machine = None if None in (self.machine, other.machine) else self.machine + other.machine
+        return Cost(self.seconds + other.seconds, self.cpu + other.cpu, machine)
+
+
+def machine_busy_seconds() -> float | None:
+    """CPU-seconds this machine's cores have been busy since boot (/proc/stat: all but idle and
+    iowait), or None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            ticks = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(command: list[str], cwd: Path, log: Path, env: dict | None = None) -> Cost:
+    """Run `command`, its output into `log`; what it cost. Raises when it fails."""
+    busy, cpu, start = machine_busy_seconds(), _children_cpu(), time.perf_counter()
     with open(log, "a", encoding="utf-8") as f:
         f.write(f"$ {' '.join(command)}\n")
         f.flush()
-        done = subprocess.run(command, cwd=cwd, env=_env(), stdout=f, stderr=subprocess.STDOUT,
+        done = subprocess.run(command, cwd=cwd, env=env or _env(), stdout=f, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL)
-    seconds = time.perf_counter() - start
+    seconds, after = time.perf_counter() - start, machine_busy_seconds()
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:4])} ... failed (exit {done.returncode}); see {log}")
-    return seconds
+    return Cost(seconds, _children_cpu() - cpu, None if None in (busy, after) else after - busy)
 
 
 def plain_nbgrader(course: Course, batch: dict[tuple[str, str], Path], folder: Path
-                   ) -> tuple[float, dict[tuple[str, str], float]]:
-    """Grade `batch` ((student, assignment) -> notebook) with nbgrader's command line.
+                   ) -> tuple[Cost, dict[tuple[str, str], float]]:
+    """Grade `batch` ((student, assignment) -> notebook) with nbgrader's command line, its
+    defaults and one thread per process.
 
-    Returns the seconds `nbgrader autograde` took, all assignments together, and the scores
-    from its gradebook.
+    Returns what `nbgrader autograde` cost, all assignments together, and the scores from its
+    gradebook.
     """
     from nbgrader.api import Gradebook
 
@@ -84,14 +130,15 @@ def plain_nbgrader(course: Course, batch: dict[tuple[str, str], Path], folder: P
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(notebook, target)
     db_url = f"sqlite:///{(folder / 'gradebook.db').resolve()}"
-    (folder / "nbgrader_config.py").write_text(_PLAIN_CONFIG.format(
-        config=str(CONFIG_FILE), root=str(folder.resolve()), db_url=db_url))
+    (folder / "nbgrader_config.py").write_text(_PLAIN_CONFIG.format(root=str(folder.resolve()),
+                                                                    db_url=db_url))
     nbgrader = [sys.executable, "-m", "nbgrader"]
     log = folder / "nbgrader.log"
+    one_thread = _env(**dict.fromkeys(THREAD_VARIABLES, "1"))
     for assignment in assignments:
-        _run([*nbgrader, "generate_assignment", assignment, "--force"], folder, log)
-    seconds = sum(_run([*nbgrader, "autograde", assignment], folder, log)
-                  for assignment in assignments)
+        _run([*nbgrader, "generate_assignment", assignment, "--force"], folder, log, one_thread)
+    cost = sum((_run([*nbgrader, "autograde", assignment], folder, log, one_thread)
+                for assignment in assignments), Cost())
     scores = {}
     with Gradebook(db_url) as gb:
         for student, assignment in batch:
@@ -99,23 +146,34 @@ def plain_nbgrader(course: Course, batch: dict[tuple[str, str], Path], folder: P
                 scores[student, assignment] = float(gb.find_submission(assignment, student).score)
             except Exception:  # nbgrader kept no submission: it failed to grade it
                 scores[student, assignment] = None
-    return seconds, scores
+    return cost, scores
 
 
 def ours(course: Course, submitted: Path, assignments: list[str], folder: Path, n_jobs: int
-         ) -> tuple[float, dict[tuple[str, str], float]]:
-    """Grade the batch with `python -m autograder grade`; seconds of the command, scores."""
+         ) -> tuple[Cost, dict[tuple[str, str], float]]:
+    """Grade the batch with `python -m autograder grade`; what the command cost, scores."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     command = [sys.executable, "-m", "autograder", "grade", str(submitted), "--root",
                str(course.root), "--out", str(folder / "grades"), "--jobs", str(n_jobs), "--regrade"]
     for assignment in assignments:
         command += ["--assignment", assignment]
-    seconds = _run(command, course.root, folder / "grade.log")
+    cost = _run(command, course.root, folder / "grade.log")
     with open(folder / "grades" / "grades.csv", newline="", encoding="utf-8") as f:
         scores = {(r["student_id"], r["assignment"]): float(r["score"])
                   for r in csv.DictReader(f) if r["status"] == "graded"}
-    return seconds, scores
+    return cost, scores
+
+
+def _side(cost: Cost, n: int, command: str) -> dict:
+    return {"seconds": round(cost.seconds, 2), "cpu_seconds": round(cost.cpu, 2),
+            "machine_busy_cpu_seconds": None if cost.machine is None else round(cost.machine, 2),
+            "submissions_per_minute": round(n * 60 / cost.seconds, 2),
+            "cpu_seconds_per_submission": round(cost.cpu / n, 2), "command": command}
+
+
+def _ratio(plain: float | None, mine: float | None) -> float | None:
+    return round(plain / mine, 2) if plain and mine else None
 
 
 def bench(course: Course, submitted: Path, out: Path, n_jobs: int | None = None) -> dict:
@@ -129,8 +187,8 @@ def bench(course: Course, submitted: Path, out: Path, n_jobs: int | None = None)
     assignments = sorted({a for _, a in batch})
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     # Ours first: whatever the first run warms up (the page cache) then helps nbgrader.
-    our_seconds, our_scores = ours(course, submitted, assignments, out / "ours", n_jobs)
-    plain_seconds, plain_scores = plain_nbgrader(course, batch, out / "nbgrader")
+    our_cost, our_scores = ours(course, submitted, assignments, out / "ours", n_jobs)
+    plain_cost, plain_scores = plain_nbgrader(course, batch, out / "nbgrader")
     n = len(batch)
     differences = [{"student_id": s, "assignment": a, "nbgrader": plain_scores.get((s, a)),
                     "ours": our_scores.get((s, a))}
@@ -140,13 +198,12 @@ def bench(course: Course, submitted: Path, out: Path, n_jobs: int | None = None)
         "assignments": assignments,
         "jobs": n_jobs,
         "cores": default_jobs(),
-        "nbgrader": {"seconds": round(plain_seconds, 2),
-                     "submissions_per_minute": round(n * 60 / plain_seconds, 2),
-                     "command": "nbgrader autograde ASSIGNMENT (each assignment, sequential)"},
-        "ours": {"seconds": round(our_seconds, 2),
-                 "submissions_per_minute": round(n * 60 / our_seconds, 2),
-                 "command": f"python -m autograder grade SUBMITTED --jobs {n_jobs} --regrade"},
-        "ratio": round(plain_seconds / our_seconds, 2),
+        "nbgrader": _side(plain_cost, n, "nbgrader autograde ASSIGNMENT (each assignment, sequential; "
+                                         "nbgrader's defaults, one thread)"),
+        "ours": _side(our_cost, n, f"python -m autograder grade SUBMITTED --jobs {n_jobs} --regrade"),
+        "ratio": _ratio(plain_cost.seconds, our_cost.seconds),  # wall clock
+        "cpu_ratio": _ratio(plain_cost.cpu, our_cost.cpu),  # the processes' own CPU-seconds
+        "machine_cpu_ratio": _ratio(plain_cost.machine, our_cost.machine),
         "scores_agree": not differences,
         "differences": differences,
         "load_average_before": load_before,
@@ -163,12 +220,16 @@ def format_bench(report: dict) -> str:
     plain, mine = report["nbgrader"], report["ours"]
     agree = ("scores agree" if report["scores_agree"]
              else f"scores differ on {len(report['differences'])} submission(s)")
+    machine = report.get("machine_cpu_ratio")
     return "\n".join([
-        f"plain nbgrader autograde: {n} submissions in {plain['seconds']:.1f} s = "
-        f"{plain['submissions_per_minute']:.1f} submissions/min (sequential, cold kernels)",
-        f"autograder grade --jobs {report['jobs']}: {n} submissions in {mine['seconds']:.1f} s = "
-        f"{mine['submissions_per_minute']:.1f} submissions/min",
-        f"ratio: {report['ratio']:.2f}x on {report['cores']} core(s); {agree}",
+        f"plain nbgrader autograde: {n} submissions in {plain['seconds']:.1f} s and {plain['cpu_seconds']:.1f} "
+        f"CPU-s = {plain['submissions_per_minute']:.1f} submissions/min (its defaults, sequential, cold "
+        "kernels, one thread)",
+        f"autograder grade --jobs {report['jobs']}: {n} submissions in {mine['seconds']:.1f} s and "
+        f"{mine['cpu_seconds']:.1f} CPU-s = {mine['submissions_per_minute']:.1f} submissions/min",
+        f"ratio: {report['ratio']:.2f}x wall on {report['cores']} core(s), {report['cpu_ratio']:.2f}x per CPU "
+        "(the processes' own CPU-seconds" + (f"; the machine's busy CPU-seconds: {machine:.2f}x" if machine else "")
+        + f"); {agree}",
     ])
 
 
