@@ -4,110 +4,16 @@ engine's stand-in nodes and the grader's own sweep.
 Stand-ins build inputs and hand back what the student's objects give; they compute no property, no expected
 value and no verdict (autograder/probes/__init__.py). Three observations here are the kernel's word, which the
 grading process cannot see for itself (docs/design.md, "What the kernel still reports"): which PyTorch
-functions and ATen operators a call ran (`Watch`), whether a backward asked autograd to save a tensor for a
-backward pass of its own (`alone`), and how many FLOPs of matrix products it ran (`Aten`).
+functions and ATen operators a call ran, whether a backward asked autograd to save a tensor for a backward
+pass of its own, and how many FLOPs of matrix products it ran (`watched` and `Watch`, shared with 04 in
+autograder/probes/stand_ins.py).
 """
 
 import numpy as np
-import torch
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import flop_registry
 
-_TEXT = 300  # characters of an error's first line handed back
+from autograder.probes.stand_ins import Watch, outcome, watched  # noqa: F401 - the probe reaches them as k.given.*
+
 MAX_NODES = 10_000  # nodes of a graph walked; the probe's largest (the engine's MLP) has about twenty
-
-
-class AskedAutograd(RuntimeError):
-    """A tensor saved for a backward pass while a backward ran alone: it built a graph to ask autograd."""
-
-
-def _refuse(tensor):
-    raise AskedAutograd("autograd was asked to save a tensor for a backward pass inside backward")
-
-
-def _unpack(tensor):
-    return tensor
-
-
-class Calls(TorchFunctionMode):
-    """The names of the PyTorch functions and tensor methods called while it is in force, each once."""
-
-    def __init__(self):
-        super().__init__()
-        self.seen = set()
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.seen.add(getattr(func, "__name__", type(func).__name__))
-        return func(*args, **(kwargs or {}))
-
-
-class Aten(TorchDispatchMode):
-    """The ATen operators run under it, each once (what a function mode misses: calls made under
-    torch._C.DisableTorchFunction), and the FLOPs of its matrix products (mm, addmm, bmm... as einsum, @,
-    F.linear reach them) by torch.utils.flop_counter's formulas: what FlopCounterMode counts."""
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:  # else the first call imports torch._dynamo: 1.4 s of CPU per kernel
-        return False
-
-    def __init__(self):
-        super().__init__()
-        self.seen = set()
-        self.flops = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        self.seen.add(func._overloadpacket.__name__)
-        count = flop_registry.get(func._overloadpacket)
-        if count is not None:
-            self.flops += count(*args, **kwargs, out_val=out)
-        return out
-
-
-class Watch:
-    """While in force: the PyTorch functions called (`names`), the ATen operators run (`aten`), the FLOPs of
-    the matrix products (`flops`); read them after it ends."""
-
-    def __init__(self):
-        self.calls, self.ops = Calls(), Aten()
-        self.names, self.aten, self.flops = [], [], 0
-
-    def __enter__(self):
-        self.ops.__enter__()
-        self.calls.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        self.calls.__exit__(*exc)
-        self.ops.__exit__(*exc)
-        self.names, self.aten, self.flops = sorted(self.calls.seen), sorted(self.ops.seen), self.ops.flops
-        return False
-
-
-def alone(function, *args):
-    """function(*args), a Function's backward called on its node, as the engine calls it (grad mode off), with
-    autograd refusing to save a tensor for a backward pass (AskedAutograd): what it returned, or the first line
-    of what it raised; the PyTorch functions and ATen operators it ran; the FLOPs of its matrix products."""
-    watch = Watch()
-    outcome = {"returned": None, "raised": None}
-    with torch.no_grad(), torch.autograd.graph.saved_tensors_hooks(_refuse, _unpack), watch:
-        try:
-            outcome["returned"] = function(*args)
-        except Exception as error:  # noqa: BLE001 - what it raised is handed back, as what it returned
-            text = f"{type(error).__name__}: {error}".strip().splitlines()
-            outcome["raised"] = (text[0] if text else type(error).__name__)[:_TEXT]
-    outcome.update(calls=watch.names, aten=watch.aten, flops=watch.flops)
-    return outcome
-
-
-def outcome(function, *args):
-    """function(*args): what it returned, or the first line of what it raised (autograd's checks of a backward)."""
-    try:
-        return {"returned": function(*args), "raised": None}
-    except Exception as error:  # noqa: BLE001 - handed back, judged by the grader
-        return {"returned": None, "raised": f"{type(error).__name__}: {error}".strip().splitlines()[0][:_TEXT]}
 
 
 def saved(y):

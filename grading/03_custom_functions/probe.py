@@ -84,7 +84,7 @@ GRADIENT_FUNCTIONS = ("grad", "vjp", "jvp", "jacobian", "hessian", "vhp", "hvp")
 
 
 def asks_autograd(error: str) -> bool:
-    """A backward's error that says it built a graph inside the watch of given.alone (or torch.func refused to
+    """A backward's error that says it built a graph inside the watch of given.watched (or torch.func refused to
     run under it)."""
     return error.startswith("AskedAutograd") or "saved tensor hooks" in error
 
@@ -114,12 +114,12 @@ def derivation_problem(exercise: str, got: dict) -> str | None:
 
 
 def watched(key: str) -> bool:
-    """A record of the watch (given.alone), judged by derivation_problem rather than compared."""
+    """A record of the watch (given.watched), judged by derivation_problem rather than compared."""
     return key.endswith((".raised", ".calls", ".aten"))
 
 
 def record_alone(record, where: str, outcome) -> None:
-    """The raw outcome of given.alone: what the backward raised (or "None"), the functions and ATen operators
+    """The raw outcome of given.watched: what the backward raised (or "None"), the functions and ATen operators
     it ran."""
     outcome = outcome if isinstance(outcome, dict) else {}
     record(f"{where}.raised", outcome.get("raised"))
@@ -151,7 +151,7 @@ def function_runner(name: str, saves: str):
             record("out" + tag, y)
             record("dtype" + tag, y.dtype)
             later["saved" + tag] = k.given.saved(y)
-            later["alone" + tag] = k.given.alone(function.backward, y.grad_fn, grad)
+            later["alone" + tag] = k.given.watched(function.backward, y.grad_fn, grad)
             record("grad" + tag, torch.autograd.grad(y, x, grad)[0])
         got = fetch_dict(k, later)
         for tag in ("32", "64"):
@@ -250,16 +250,16 @@ def run_Linear(k, inputs, record):
         leaves = [t.requires_grad_(True) for t in (x, w, b)]
         y = Linear.apply(*leaves)
         record(f"out{tag}", y)
-        later[f"returned{tag}"] = k.given.alone(Linear.backward, y.grad_fn, grad)
+        later[f"returned{tag}"] = k.given.watched(Linear.backward, y.grad_fn, grad)
         later[f"autograd{tag}"] = k.given.outcome(torch.autograd.grad, y, leaves, grad)
     x, w, _, grad = tensors("1")
     y = Linear.apply(x.requires_grad_(True), w.requires_grad_(True), None)
     record("out_no_bias", y)
-    later["returned_no_bias"] = k.given.alone(Linear.backward, y.grad_fn, grad)
+    later["returned_no_bias"] = k.given.watched(Linear.backward, y.grad_fn, grad)
     for frozen in FROZEN:
         x, w, b, grad = tensors("64")
         y = Linear.apply(x.requires_grad_(frozen != "x"), w.requires_grad_(frozen != "w"), b.requires_grad_(True))
-        later[f"frozen_{frozen}"] = k.given.alone(Linear.backward, y.grad_fn, grad)
+        later[f"frozen_{frozen}"] = k.given.watched(Linear.backward, y.grad_fn, grad)
     for where, outcome in fetch_dict(k, later).items():
         outcome = outcome if isinstance(outcome, dict) else {}
         if where.startswith("autograd"):  # autograd's own checks of what backward returns, judged after them
@@ -352,7 +352,7 @@ def run_LogSoftmax(k, inputs, record):
         y = LogSoftmax.apply(x)
         record("out" + tag, y)
         record("dtype" + tag, y.dtype)
-        later["alone" + tag] = k.given.alone(LogSoftmax.backward, y.grad_fn, grad)
+        later["alone" + tag] = k.given.watched(LogSoftmax.backward, y.grad_fn, grad)
         record("grad" + tag, torch.autograd.grad(y, x, grad)[0])
     for where, outcome in fetch_dict(k, later).items():
         record_alone(record, where, outcome)
@@ -404,7 +404,7 @@ def run_LayerNorm(k, inputs, record):
         y = k.answers.LayerNorm.apply(x.requires_grad_(True), gamma.requires_grad_(True), beta.requires_grad_(True),
                                       eps)
         record(f"out{tag}", y)
-        later[f"returned{tag}"] = k.given.alone(k.answers.LayerNorm.backward, y.grad_fn, grad)
+        later[f"returned{tag}"] = k.given.watched(k.answers.LayerNorm.backward, y.grad_fn, grad)
     for where, outcome in fetch_dict(k, later).items():
         record_alone(record, where, outcome)
         if isinstance(outcome, dict) and outcome.get("raised") is None:

@@ -4,19 +4,18 @@ models to count, the notebook's training loop, and the watches a call runs under
 Stand-ins build inputs and hand back what the student's objects give; they compute no property, no expected
 value and no verdict (autograder/probes/__init__.py). Two observations here are the kernel's word, which the
 grading process cannot see for itself (docs/design.md, "What the kernel still reports"): which PyTorch
-functions and ATen operators a convolution ran and whether its backward asked autograd to save a tensor for a backward pass of
-its own (`watched`), and which numbers DigitsCNN's forward pass read besides its input (`reads`).
+functions and ATen operators a convolution ran and whether its backward asked autograd to save a tensor for a
+backward pass of its own (`watched`, shared with 03 in autograder/probes/stand_ins.py), and which numbers
+DigitsCNN's forward pass read besides its input (`reads`).
 """
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-_TEXT = 300  # characters of an error's first line handed back
-
+from autograder.probes.stand_ins import listed, watched  # noqa: F401 - the probe reaches them as k.given.*
 
 # -- modules -------------------------------------------------------------------------------------------------
 
@@ -62,11 +61,6 @@ def parameters(model):
     return list(model.parameters())
 
 
-def listed(values):
-    """What the student returned, as a list (a tuple or a generator too)."""
-    return list(values)
-
-
 def each(function, items):
     """function(item) for each item."""
     return [function(item) for item in items]
@@ -102,65 +96,6 @@ def mlp(weights, biases):
     model = nn.Sequential(nn.Linear(*weights[0].shape[::-1]), nn.Tanh(), nn.Linear(*weights[1].shape[::-1])).double()
     load([model[0], model[2]], weights, biases)
     return model
-
-
-# -- watches ---------------------------------------------------------------------------------------------------
-
-class AskedAutograd(RuntimeError):
-    """A tensor saved for a backward pass while a call ran under `watched`: it built a graph to ask autograd."""
-
-
-def _refuse(tensor):
-    raise AskedAutograd("autograd was asked to save a tensor for a backward pass inside the call")
-
-
-def _unpack(tensor):
-    return tensor
-
-
-class Calls(TorchFunctionMode):
-    """The names of the PyTorch functions and tensor methods called while it is in force, each once."""
-
-    def __init__(self):
-        super().__init__()
-        self.seen = set()
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.seen.add(getattr(func, "__name__", type(func).__name__))
-        return func(*args, **(kwargs or {}))
-
-
-class Aten(TorchDispatchMode):
-    """The ATen operators run under it, each once: what a function mode misses (calls made under
-    torch._C.DisableTorchFunction)."""
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:  # else the first call imports torch._dynamo: 1.4 s of CPU per kernel
-        return False
-
-    def __init__(self):
-        super().__init__()
-        self.seen = set()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.seen.add(func._overloadpacket.__name__)
-        return func(*args, **(kwargs or {}))
-
-
-def watched(function, *args, **kwargs):
-    """function(*args, **kwargs) with grad mode off (as the engine runs a backward) and autograd refusing to save
-    a tensor for a backward pass (AskedAutograd): what it returned, or the first line of what it raised; the
-    PyTorch functions and the ATen operators it ran."""
-    calls, ops = Calls(), Aten()
-    outcome = {"returned": None, "raised": None}
-    with torch.no_grad(), torch.autograd.graph.saved_tensors_hooks(_refuse, _unpack), ops, calls:
-        try:
-            outcome["returned"] = function(*args, **kwargs)
-        except Exception as error:  # noqa: BLE001 - what it raised is handed back, as what it returned
-            text = f"{type(error).__name__}: {error}".strip().splitlines()
-            outcome["raised"] = (text[0] if text else type(error).__name__)[:_TEXT]
-    outcome.update(calls=sorted(calls.seen), aten=sorted(ops.seen))
-    return outcome
 
 
 class Reads(TorchDispatchMode):

@@ -36,3 +36,32 @@ def test_returned_values_as_plain_floats_names_and_lists():
     assert floats(values) == [1.5, 2.0, 3.0]
     assert type_names(values) == ["Tensor", "float32", "int"]
     assert listed(v for v in (1, 2)) == [1, 2] and listed((3,)) == [3]
+
+
+def test_importing_the_stand_ins_imports_no_pytorch():
+    """01's kernels import this module (through given.py) and must never import PyTorch: the watches import it
+    when first used."""
+    import subprocess
+    import sys
+
+    code = "import sys, autograder.probes.stand_ins; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_watched_hands_back_what_a_call_returned_ran_and_asked():
+    torch = pytest.importorskip("torch")
+    from autograder.probes.stand_ins import watched
+
+    x, w = torch.ones(4, 3, dtype=torch.float64), torch.ones(3, 5, dtype=torch.float64)
+    derived = watched(lambda a, b: a @ b, x, w)
+    assert derived["raised"] is None and derived["returned"].shape == (4, 5)
+    assert "matmul" in derived["calls"] and "mm" in derived["aten"] and derived["flops"] == 2 * 4 * 3 * 5
+
+    def asks(a):  # a backward that builds a graph of its own to ask autograd
+        with torch.enable_grad():
+            a = a.detach().requires_grad_(True)
+            return torch.autograd.grad(torch.sigmoid(a).sum(), a)[0]
+
+    asked = watched(asks, x)
+    assert asked["returned"] is None and asked["raised"].startswith("AskedAutograd")
+    assert torch.is_grad_enabled()  # grad mode off only while the call ran
