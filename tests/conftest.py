@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -46,19 +48,56 @@ def feedback_page(grades_dir: Path, course: Course, student_id: str, assignment:
     return page_path(grades_dir, student_id, assignment).read_text(encoding="utf-8")
 
 
+LAZY_SERVER = Path(__file__).parent / "lazy_kernel_server.py"
+
+
+@contextmanager
+def lazy_kernel_server():
+    """A kernel server that starts when a kernel is first asked for (tests/lazy_kernel_server.py
+    listens in its place meanwhile): yields the relay's process and the value of
+    kernel_server.SHARED that names it, or (None, None) where kernels are not forked here."""
+    from autograder.engine.kernel_server import KernelServer, _digest, server_environment
+
+    if not KernelServer().enabled:  # AUTOGRADER_WARM_KERNELS=0, or no fork here
+        yield None, None
+        return
+    env = server_environment()
+    folder = Path(tempfile.mkdtemp(prefix="agk-", dir="/tmp" if os.path.isdir("/tmp") else None))
+    socket, real = folder / "s", folder / "r"  # short: Unix socket paths stop at ~100 bytes
+    relay = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(LAZY_SERVER), str(socket), "--",
+         sys.executable, "-I", "-m", "autograder.engine.kernel_server", "serve", str(real)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        listening = relay.stdout.readline().strip() == "listening"
+        yield relay, f"{_digest(env)}:{socket}" if listening else None
+    finally:
+        relay.terminate()
+        try:
+            relay.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            relay.kill()
+            relay.wait()
+        relay.stdin.close()
+        relay.stdout.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def one_kernel_server_per_worker():
     """One warm kernel server for all the grading sessions of this test process (and of the
     commands its tests start): each session would otherwise start its own and preload torch again,
     about 5 CPU-seconds, and the suite starts a hundred. A session whose kernels would get another
-    environment (a test that sets a variable kernels keep) starts its own (kernel_server.SHARED)."""
-    from autograder.engine.kernel_server import SHARED, KernelServer
+    environment (a test that sets a variable kernels keep) starts its own (kernel_server.SHARED).
+    It starts with the first kernel asked for: a worker whose tests grade nothing never pays for
+    its preloading (lazy_kernel_server)."""
+    from autograder.engine.kernel_server import SHARED
 
-    with KernelServer() as server:
-        if server.shared:
-            os.environ[SHARED] = server.shared
+    with lazy_kernel_server() as (relay, shared):
+        if shared:
+            os.environ[SHARED] = shared
         try:
-            yield server
+            yield relay
         finally:
             os.environ.pop(SHARED, None)
 
