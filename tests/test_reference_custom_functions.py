@@ -160,6 +160,33 @@ def test_layernorm_keeps_eps_inside_the_root_on_a_row_of_tiny_variance():
                                torch.nn.functional.layer_norm(x, (5,), gamma, beta, 1e-5))
 
 
+def test_layernorm_normalizes_a_single_row():
+    """x of shape (D,), no leading dimension (issue 38, 3; before: grad_gamma was summed with sum(dim=()), over
+    every dimension, and autograd refused it: 'returned an invalid gradient at index 1 - got [] but expected
+    shape compatible with [6]')."""
+    from helpers.reference.custom_functions import LayerNorm
+
+    x, gamma, beta = (torch.randn(6, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    torch.testing.assert_close(LayerNorm.apply(x, gamma, beta, 1e-3),
+                               torch.nn.functional.layer_norm(x, (6,), gamma, beta, 1e-3))
+    assert torch.autograd.gradcheck(lambda x, g, b: LayerNorm.apply(x, g, b, 1e-3), (x, gamma, beta))
+
+
+def test_engine_undoes_broadcasting_on_either_side_and_over_several_added_dimensions():
+    import numpy as np
+
+    from helpers.reference.custom_functions import Value, backward
+
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal(s) for s in ((6,), (3, 6), (2, 1, 1))]
+    values = [Value(a) for a in arrays]
+    backward(((values[0] + values[1]) * values[2]).sum())
+    tensors = [torch.tensor(a, requires_grad=True) for a in arrays]
+    ((tensors[0] + tensors[1]) * tensors[2]).sum().backward()
+    for v, t in zip(values, tensors):
+        np.testing.assert_allclose(v.grad, t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
 def _mlp(value, arrays):
     x, y, w1, b1, w2 = (value(a) for a in arrays)
     d = (x @ w1 + b1).relu() @ w2 - y
@@ -230,3 +257,54 @@ def test_source_notebook_layernorm_and_engine_agree_with_the_reference():
         grads.append([v.grad for v in values])
     for ours, theirs in zip(*grads):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+# -- BatchNorm (issue 38, part 4) --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(8, 5), (4, 3, 5, 4), (6, 2, 7), (2, 3)])
+def test_batchnorm_matches_torch_in_training_mode_with_its_running_statistics(shape):
+    from helpers.reference.custom_functions import BatchNorm
+
+    gen = torch.Generator().manual_seed(10)
+    c = shape[1]
+    x = (2 * torch.randn(*shape, generator=gen, dtype=torch.float64) + 1).requires_grad_(True)
+    gamma, beta = (torch.randn(c, generator=gen, dtype=torch.float64).requires_grad_(True) for _ in range(2))
+    mine = [torch.randn(c, generator=gen, dtype=torch.float64), torch.rand(c, generator=gen, dtype=torch.float64) + 0.5]
+    theirs = [t.clone() for t in mine]
+    y = BatchNorm.apply(x, gamma, beta, *mine, 0.3, 1e-3)
+    want = torch.nn.functional.batch_norm(x, *theirs, gamma, beta, training=True, momentum=0.3, eps=1e-3)
+    torch.testing.assert_close(y, want)
+    torch.testing.assert_close(mine, theirs)  # the running mean, and the unbiased variance's average
+    grad_y = torch.randn(*shape, generator=gen, dtype=torch.float64)
+    torch.testing.assert_close(torch.autograd.grad(y, (x, gamma, beta), grad_y),
+                               torch.autograd.grad(want, (x, gamma, beta), grad_y))
+    assert torch.autograd.gradcheck(lambda x, g, b: BatchNorm.apply(x, g, b, None, None, 0.1, 1e-2), (x, gamma, beta))
+
+
+def test_batchnorm_backward_returns_none_for_the_running_statistics_momentum_and_eps():
+    from helpers.reference.custom_functions import BatchNorm
+
+    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    gamma, beta = torch.ones(3, dtype=torch.float64, requires_grad=True), torch.zeros(3, dtype=torch.float64)
+    y = BatchNorm.apply(x, gamma, beta, torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64), 0.1,
+                        1e-5)
+    grads = BatchNorm.backward(y.grad_fn, torch.ones(4, 3, dtype=torch.float64))
+    assert len(grads) == 7 and all(g is None for g in grads[3:])
+
+
+@pytest.mark.skipif(not NOTEBOOK.exists(), reason="the 03 source notebook is not there yet")
+def test_source_notebook_batchnorm_agrees_with_the_reference():
+    from helpers.reference.custom_functions import BatchNorm
+
+    ns = solution_namespace(NOTEBOOK)
+    gen = torch.Generator().manual_seed(11)
+    x, gamma, beta = (torch.randn(*s, generator=gen, dtype=torch.float64, requires_grad=True)
+                      for s in ((4, 3, 2, 5), (3,), (3,)))
+    grad_y = torch.randn(4, 3, 2, 5, generator=gen, dtype=torch.float64)
+    stats = [[torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)] for _ in range(2)]
+    outs = [function.apply(x, gamma, beta, *running, 0.2, 1e-4) for function, running in
+            zip((ns["BatchNorm"], BatchNorm), stats)]
+    torch.testing.assert_close(outs[0], outs[1])
+    torch.testing.assert_close(stats[0], stats[1])
+    torch.testing.assert_close(*(torch.autograd.grad(y, (x, gamma, beta), grad_y) for y in outs))

@@ -58,6 +58,7 @@ def make_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
                    "LogSoftmax.grad32": rng.standard_normal(shape3).astype(np.float32),
                    "LogSoftmax.grad64": rng.standard_normal(shape2)})
     inputs.update(layernorm_inputs(rng))
+    inputs.update(batchnorm_inputs(rng))
     inputs.update(value_inputs(rng))
     inputs.update(graph_inputs(rng))
     return inputs
@@ -377,12 +378,14 @@ LAYERNORM_NAMES = ("grad_x", "grad_gamma", "grad_beta", "eps")
 
 
 def layernorm_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """x float32 (3-D) and float64 (2-D, its first row of standard deviation 1e-3, where eps matters), gamma,
-    beta, grad_y, and an eps."""
+    """x float32 (3-D), float64 (2-D, its first row of standard deviation 1e-3, where eps matters) and a single
+    float64 row (D,), with gamma, beta and grad_y each; and an eps that is never the default 1e-5 (a forward
+    that ignores the eps it is given then fails on every draw)."""
     inputs = {}
     shape32 = (int(rng.integers(2, 4)), int(rng.integers(2, 4)), int(rng.integers(4, 9)))
     shape64 = (int(rng.integers(3, 6)), int(rng.integers(4, 9)))
-    for tag, dtype, shape in (("32", np.float32, shape32), ("64", np.float64, shape64)):
+    shape1 = (int(rng.integers(4, 9)),)
+    for tag, dtype, shape in (("32", np.float32, shape32), ("64", np.float64, shape64), ("1", np.float64, shape1)):
         d = shape[-1]
         x = 2 * rng.standard_normal(shape) + rng.standard_normal()
         if tag == "64":
@@ -391,7 +394,7 @@ def layernorm_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
                        f"LayerNorm.gamma{tag}": (1 + 0.5 * rng.standard_normal(d)).astype(dtype),
                        f"LayerNorm.beta{tag}": rng.standard_normal(d).astype(dtype),
                        f"LayerNorm.grad{tag}": rng.standard_normal(shape).astype(dtype)})
-    inputs["LayerNorm.eps"] = np.asarray(rng.choice([1e-5, 1e-3]))
+    inputs["LayerNorm.eps"] = np.asarray(10 ** rng.uniform(-3, -1.5))  # 1e-3 to 3e-2: far from 1e-5
     return inputs
 
 
@@ -399,7 +402,7 @@ def run_LayerNorm(k, inputs, record):
     """Values, and what backward returns as it returns it (called alone on the node, as for Linear)."""
     eps = float(inputs["LayerNorm.eps"])
     later = {}
-    for tag in ("32", "64"):
+    for tag in ("32", "64", "1"):
         x, gamma, beta, grad = (k.tensor(inputs[f"LayerNorm.{key}{tag}"]) for key in ("x", "gamma", "beta", "grad"))
         y = k.answers.LayerNorm.apply(x.requires_grad_(True), gamma.requires_grad_(True), beta.requires_grad_(True),
                                       eps)
@@ -411,38 +414,96 @@ def run_LayerNorm(k, inputs, record):
             record_returned(record, where, outcome.get("returned"), LAYERNORM_NAMES)
 
 
-def layernorm_judge(got: dict, want: dict) -> str | None:
+def norm_judge(exercise: str, names: tuple[str, ...], shared: str):
     """Backward derived; values compared as usual; a returned count, a None or a shape explained in the
-    exercise's words."""
-    if message := derivation_problem("LayerNorm", got):
-        return message
-    for key, value in want.items():
-        part = key.rpartition(".")[2]
-        if watched(key):
-            continue
-        if key not in got:
-            return f"LayerNorm gave no {key} {UNSEEN}"
-        if part == "count" and compare_arrays(got[key], value, 0, 0):
-            return (f"LayerNorm's backward returned {got[key]} value(s); expected 4, one per input of forward "
-                    f"(grad_x, grad_gamma, grad_beta, None for eps) {UNSEEN}")
-        if value.dtype.kind == "U" or got[key].dtype.kind == "U":
-            if str(got[key]) != str(value):
-                return f"LayerNorm's backward returned {got[key]} for {part}; expected {value} {UNSEEN}"
-            continue
-        if part in ("grad_gamma", "grad_beta") and got[key].shape != value.shape:
-            return (f"LayerNorm's {part} has shape {got[key].shape}; expected {value.shape}: gamma and beta are "
-                    f"shared by every row {UNSEEN}")
-        message = compare_arrays(got[key], value, rtol=LAYERNORM_TOLERANCE.rtol, atol=LAYERNORM_TOLERANCE.atol)
-        if message:
-            return f"LayerNorm: {key} {message} {UNSEEN}"
-    return None
+    exercise's words (`shared`: what gamma and beta are shared by)."""
+    def judge(got: dict, want: dict) -> str | None:
+        if message := derivation_problem(exercise, got):
+            return message
+        for key, value in want.items():
+            part = key.rpartition(".")[2]
+            if watched(key):
+                continue
+            if key not in got:
+                return f"{exercise} gave no {key} {UNSEEN}"
+            if part == "count" and compare_arrays(got[key], value, 0, 0):
+                return (f"{exercise}'s backward returned {got[key]} value(s); expected {len(names)}, one per input "
+                        f"of forward ({', '.join(names[:3])}, then None for {', '.join(names[3:])}) {UNSEEN}")
+            if value.dtype.kind == "U" or got[key].dtype.kind == "U":
+                if str(got[key]) != str(value):
+                    return f"{exercise}'s backward returned {got[key]} for {part}; expected {value} {UNSEEN}"
+                continue
+            if part in ("grad_gamma", "grad_beta") and got[key].shape != value.shape:
+                return (f"{exercise}'s {part} has shape {got[key].shape}; expected {value.shape}: gamma and beta are "
+                        f"shared by {shared} {UNSEEN}")
+            message = compare_arrays(got[key], value, rtol=LAYERNORM_TOLERANCE.rtol, atol=LAYERNORM_TOLERANCE.atol)
+            if message:
+                return f"{exercise}: {key} {message} {UNSEEN}"
+        return None
+
+    return judge
+
+
+# -- BatchNorm ----------------------------------------------------------------------------------------------------
+
+BATCHNORM_NAMES = ("grad_x", "grad_gamma", "grad_beta", "running_mean", "running_var", "momentum", "eps")
+BATCHNORM_SHAPES = {"2d": "float64 (N, C)", "4d": "float64 (N, C, H, W)", "32": "float32 (N, C, L)"}
+
+
+def batchnorm_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """x float64 (N, C) with a channel of standard deviation 1e-3 (where eps matters), float64 (N, C, H, W) and
+    float32 (N, C, L); gamma, beta, grad_y and running statistics each; a momentum and an eps (never the
+    defaults)."""
+    inputs = {}
+    n, c = int(rng.integers(3, 9)), int(rng.integers(2, 6))
+    shapes = {"2d": (n, c), "4d": (int(rng.integers(2, 4)), int(rng.integers(2, 4)), int(rng.integers(2, 5)),
+                                   int(rng.integers(2, 5))),
+              "32": (int(rng.integers(2, 5)), int(rng.integers(2, 5)), int(rng.integers(3, 7)))}
+    for tag, shape in shapes.items():
+        dtype, channels = (np.float32 if tag == "32" else np.float64), shape[1]
+        x = 2 * rng.standard_normal(shape) + rng.standard_normal((1, channels) + (1,) * (len(shape) - 2))
+        if tag == "2d":
+            x[:, 0] = 3.0 + 1e-3 * rng.standard_normal(shape[0])
+        inputs.update({f"BatchNorm.x{tag}": x.astype(dtype),
+                       f"BatchNorm.gamma{tag}": (1 + 0.5 * rng.standard_normal(channels)).astype(dtype),
+                       f"BatchNorm.beta{tag}": rng.standard_normal(channels).astype(dtype),
+                       f"BatchNorm.grad{tag}": rng.standard_normal(shape).astype(dtype),
+                       f"BatchNorm.mean{tag}": rng.standard_normal(channels).astype(dtype),
+                       f"BatchNorm.var{tag}": rng.uniform(0.5, 2.0, channels).astype(dtype)})
+    inputs["BatchNorm.momentum"] = np.asarray(rng.uniform(0.15, 0.6))
+    inputs["BatchNorm.eps"] = np.asarray(10 ** rng.uniform(-3, -1.5))
+    return inputs
+
+
+def run_BatchNorm(k, inputs, record):
+    """Values, the running statistics after the call, what backward returns as it returns it (called alone on the
+    node), and the output when no running statistics are handed in."""
+    momentum, eps = float(inputs["BatchNorm.momentum"]), float(inputs["BatchNorm.eps"])
+    later = {}
+    for tag in BATCHNORM_SHAPES:
+        x, gamma, beta, grad, mean, var = (k.tensor(inputs[f"BatchNorm.{key}{tag}"])
+                                           for key in ("x", "gamma", "beta", "grad", "mean", "var"))
+        y = k.answers.BatchNorm.apply(x.requires_grad_(True), gamma.requires_grad_(True), beta.requires_grad_(True),
+                                      mean, var, momentum, eps)
+        record(f"out{tag}", y)
+        record(f"running_mean{tag}", mean)
+        record(f"running_var{tag}", var)
+        later[f"returned{tag}"] = k.given.watched(k.answers.BatchNorm.backward, y.grad_fn, grad)
+    x, gamma, beta = (k.tensor(inputs[f"BatchNorm.{key}2d"]) for key in ("x", "gamma", "beta"))
+    record("out_untracked", k.answers.BatchNorm.apply(x, gamma, beta, None, None, momentum, eps))
+    for where, outcome in fetch_dict(k, later).items():
+        record_alone(record, where, outcome)
+        if isinstance(outcome, dict) and outcome.get("raised") is None:
+            record_returned(record, where, outcome.get("returned"), BATCHNORM_NAMES)
 
 
 # -- the engine --------------------------------------------------------------------------------------------------
 
-ENGINE_CASES = {  # name: the shapes of the inputs of one operation (broadcasting in several ways)
+ENGINE_CASES = {  # name: the shapes of the inputs of one operation (broadcasting in several ways, either side)
     "add_row": ("add", (4, 5), (5,)), "add_column": ("add", (4, 5), (4, 1)), "add_self": ("add_self", (3, 4)),
     "add_number": ("add", (2, 3, 4), ()), "mul_row": ("mul", (4, 5), (1, 5)), "mul_3d": ("mul", (2, 3, 4), (3, 1)),
+    "add_row_on_the_left": ("add", (5,), (4, 5)), "mul_column_on_the_left": ("mul", (4, 1), (2, 4, 5)),
+    "add_outer": ("add", (4, 1), (1, 5)), "mul_two_added": ("mul", (3, 2, 4), (4,)),
     "mul_self": ("mul_self", (3, 4)), "matmul": ("matmul", (4, 3), (3, 6)), "relu": ("relu", (5, 4)),
     "sum": ("sum", (3, 5)),
 }
@@ -568,7 +629,10 @@ PROBE = Probe(
         "relu": wrapper_runner("relu"),
         "Linear": Exercise(run_Linear, tolerance=TOLERANCE, judge=linear_judge),
         "LogSoftmax": Exercise(run_LogSoftmax, tolerance=LOG_SOFTMAX_TOLERANCE, judge=log_softmax_judge),
-        "LayerNorm": Exercise(run_LayerNorm, tolerance=LAYERNORM_TOLERANCE, judge=layernorm_judge),
+        "LayerNorm": Exercise(run_LayerNorm, tolerance=LAYERNORM_TOLERANCE,
+                              judge=norm_judge("LayerNorm", LAYERNORM_NAMES, "every row")),
+        "BatchNorm": Exercise(run_BatchNorm, tolerance=LAYERNORM_TOLERANCE,
+                              judge=norm_judge("BatchNorm", BATCHNORM_NAMES, "every example and position")),
         "Value": Exercise(run_Value, tolerance=ENGINE_TOLERANCE, judge=engine_judge("Value")),
         "backward": Exercise(run_backward, tolerance=ENGINE_TOLERANCE, judge=engine_judge("backward")),
     },

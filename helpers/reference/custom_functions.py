@@ -6,7 +6,8 @@ Each Function is one node in the autograd graph: `forward` computes the output a
 Jacobian of an elementwise function is diagonal, so it is an elementwise product). `Linear` has
 several inputs and a backward that mixes elements (matrix products, a sum over the batch), and
 computes only the gradients that `ctx.needs_input_grad` asks for. `LayerNorm` is a Function whose
-backward mixes every entry of a row (the paths through the row's mean and variance). `Value` and
+backward mixes every entry of a row (the paths through the row's mean and variance); `BatchNorm` the same along
+the batch, per channel, with the running statistics nn.BatchNorm keeps. `Value` and
 `backward` are a tiny reverse-mode engine on NumPy arrays: each op's vector-Jacobian product, added
 into its parents' gradients, run in reverse topological order.
 """
@@ -134,12 +135,52 @@ class LayerNorm(torch.autograd.Function):
         With g = gamma * grad_y, per row: dL/dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat));
         the two means are the paths through the row's mean and through its variance."""
         x_hat, rstd, gamma = ctx.saved_tensors
-        leading = tuple(range(grad_y.dim() - 1))  # gamma and beta are shared by every row
-        grad_gamma = (grad_y * x_hat).sum(dim=leading)
-        grad_beta = grad_y.sum(dim=leading)
+        d = grad_y.shape[-1]  # gamma and beta are shared by every row, however many leading dimensions (none too)
+        grad_gamma = (grad_y * x_hat).reshape(-1, d).sum(dim=0)
+        grad_beta = grad_y.reshape(-1, d).sum(dim=0)
         g = grad_y * gamma
         grad_x = rstd * (g - g.mean(dim=-1, keepdim=True) - x_hat * (g * x_hat).mean(dim=-1, keepdim=True))
         return grad_x, grad_gamma, grad_beta, None
+
+
+class BatchNorm(torch.autograd.Function):
+    """Batch normalization in training mode, y = gamma * (x - mean) / sqrt(var + eps) + beta with each channel's
+    statistics over the batch (and every position of an image or a sequence); the biased variance normalizes.
+    The running statistics handed in, when given, are updated in place as nn.BatchNorm's are: an exponential
+    average (weight `momentum` on the batch) of the batch's mean and of its unbiased variance (an estimate of the
+    population's). Saves x_hat, 1 / sqrt(var + eps) and gamma for backward."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, running_mean: torch.Tensor | None = None,
+                running_var: torch.Tensor | None = None, momentum: float = 0.1, eps: float = 1e-5) -> torch.Tensor:
+        """x: (N, C) or (N, C, ...); gamma, beta, running_mean, running_var: (C,); returns y: x's shape."""
+        dims = [0, *range(2, x.dim())]  # every dimension but the channels'
+        per_channel = [1, -1] + [1] * (x.dim() - 2)  # a (C,) vector against x
+        m = x.numel() // x.shape[1]  # values behind each channel's statistics
+        mean = x.mean(dim=dims, keepdim=True)
+        centered = x - mean
+        var = (centered * centered).mean(dim=dims, keepdim=True)  # biased: divided by m
+        rstd = 1.0 / torch.sqrt(var + eps)
+        x_hat = centered * rstd
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(momentum * mean.reshape(-1))
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(momentum * m / (m - 1) * var.reshape(-1))  # unbiased
+        ctx.save_for_backward(x_hat, rstd, gamma)
+        return gamma.reshape(per_channel) * x_hat + beta.reshape(per_channel)
+
+    @staticmethod
+    def backward(ctx, grad_y: torch.Tensor):
+        """grad_y: x's shape; returns (dL/dx, dL/dgamma (C,), dL/dbeta (C,), and None for the running statistics,
+        momentum and eps).
+
+        With g = gamma * grad_y, per channel: dL/dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)), the means
+        over the batch and the positions: layer norm's backward along the other axes."""
+        x_hat, rstd, gamma = ctx.saved_tensors
+        dims = [0, *range(2, grad_y.dim())]
+        g = grad_y * gamma.reshape([1, -1] + [1] * (grad_y.dim() - 2))
+        grad_x = rstd * (g - g.mean(dim=dims, keepdim=True) - x_hat * (g * x_hat).mean(dim=dims, keepdim=True))
+        return grad_x, (grad_y * x_hat).sum(dim=dims), grad_y.sum(dim=dims), None, None, None, None
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -1,5 +1,6 @@
 """LayerNorm in the newer style (forward without ctx, setup_context), the chain rule kept in steps
-(dL/dx_hat, dL/dvar, dL/dmean, as cs231n's batch-norm notes go): the same answer."""
+(dL/dx_hat, dL/dvar, dL/dmean, as cs231n's batch-norm notes go), gamma's and beta's gradients summed
+to their shape with sum_to_size: the same answer."""
 # exercise: LayerNorm
 
 
@@ -24,9 +25,8 @@ class LayerNorm(torch.autograd.Function):
         var = ((x - mean) ** 2).mean(-1, keepdim=True)
         std = torch.sqrt(var + ctx.eps)
         x_hat = (x - mean) / std
-        dims = list(range(x.dim() - 1))
         grad_x_hat = grad_y * gamma
         grad_var = (grad_x_hat * (x - mean) * -0.5 * std ** -3).sum(-1, keepdim=True)
         grad_mean = (-grad_x_hat / std).sum(-1, keepdim=True) + grad_var * (-2 * (x - mean)).mean(-1, keepdim=True)
         grad_x = grad_x_hat / std + grad_var * 2 * (x - mean) / d + grad_mean / d
-        return grad_x, (grad_y * x_hat).sum(dims), grad_y.sum(dims), None
+        return grad_x, (grad_y * x_hat).sum_to_size(gamma.shape), grad_y.sum_to_size(gamma.shape), None
