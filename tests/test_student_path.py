@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -29,6 +32,7 @@ from nbclient.exceptions import CellExecutionError
 from autograder.authoring.wheel import build_student_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
+FORK_SERVER = Path(__file__).resolve().parent / "student_kernels.py"
 RELEASES = sorted((ROOT / "release").glob("*/*.ipynb"))
 KERNEL = "course-student"
 
@@ -53,12 +57,15 @@ def _host_packages(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def student_kernel(tmp_path_factory) -> dict[str, str]:
-    """A kernel running in a venv with only the student wheel; returns the env that finds it.
+def student_kernel(tmp_path_factory) -> Iterator[tuple[dict[str, str], subprocess.Popen]]:
+    """A kernel running in a venv with only the student wheel: the env that finds it, and its server.
 
     The venv sees this environment's third-party packages through a .pth line (as a Colab
     runtime has torch before the setup cell runs), and pip installs the wheel into it offline,
-    checking that its dependencies are met there.
+    checking that its dependencies are met there. Its kernels are forked from a server the venv's
+    own Python runs (tests/student_kernels.py, standard library only, run by path: nothing installed
+    there), which imported torch, IPython and matplotlib once: a cold kernel spent about 4 of its
+    5.8 CPU-seconds starting.
     """
     base = tmp_path_factory.mktemp("student")
     wheel = build_student_wheel(base / "dist", ROOT)
@@ -77,14 +84,24 @@ def student_kernel(tmp_path_factory) -> dict[str, str]:
         capture_output=True, text=True, check=True, cwd=base)
     assert probe.stdout.split() == ["True"] * 4, (
         "the student environment must hold no grading code, and helpers from the wheel: " + probe.stdout)
+    kernel_env = {"PYTHONPATH": "", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    socket = tempfile.mkdtemp(prefix="stk-", dir="/tmp") + "/s"  # short: socket paths stop at ~100 bytes
+    server = subprocess.Popen([str(python), str(FORK_SERVER), "serve", socket], cwd=base,
+                              env={**os.environ, **kernel_env}, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert server.stdout.readline().strip() == b"listening", "the student's kernel server did not start"
     spec_dir = base / "jupyter" / "kernels" / KERNEL
     spec_dir.mkdir(parents=True)
     (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Student", "language": "python",
-        "env": {"PYTHONPATH": "", "MPLBACKEND": "module://matplotlib_inline.backend_inline"},
+        "argv": [str(python), "-I", "-S", str(FORK_SERVER), "launch", socket, "-f", "{connection_file}"],
+        "display_name": "Student", "language": "python", "env": kernel_env,
     }))
-    return {"JUPYTER_PATH": str(base / "jupyter")}
+    try:
+        yield {"JUPYTER_PATH": str(base / "jupyter")}, server
+    finally:
+        server.stdin.close()  # the server ends with its kernels
+        server.wait(timeout=30)
+        server.stdout.close()
+        shutil.rmtree(os.path.dirname(socket), ignore_errors=True)
 
 
 def _run(nb, folder: Path, env: dict[str, str]) -> None:
@@ -100,6 +117,22 @@ def _run(nb, folder: Path, env: dict[str, str]) -> None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def test_the_students_kernel_is_forked_warm_and_holds_no_grading_code(student_kernel, tmp_path):
+    """A kernel of the student's environment comes from its server (forked: torch and IPython
+    already imported, about 4 CPU-seconds saved a kernel), with the student's Python and nothing
+    of the grader: no autograder, nbgrader or helpers.reference to import, no test folder on its path."""
+    env, server = student_kernel
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import importlib.util, json, os, sys\n"
+        "print(json.dumps([os.getppid(), sys.executable, 'torch' in sys.modules,\n"
+        "      [m for m in ('autograder', 'nbgrader', 'helpers.reference') if importlib.util.find_spec(m)],\n"
+        f"      {str(Path(__file__).parent)!r} in sys.path]))")])
+    _run(nb, tmp_path, env)
+    parent, python, preloaded, grading, tests_on_path = json.loads(nb.cells[0].outputs[0]["text"])
+    assert parent == server.pid, "the kernel was not forked from the student's server"
+    assert (python, preloaded, grading, tests_on_path) == (server.args[0], True, [], False)
 
 
 def _grade_id(cell) -> str | None:
@@ -132,7 +165,7 @@ def test_release_with_solutions_filled_in_passes_every_visible_test(path, studen
     folder.mkdir()
     nbformat.write(nb, folder / path.name)
     try:
-        _run(nb, folder, student_kernel)
+        _run(nb, folder, student_kernel[0])
     except CellExecutionError as error:
         pytest.fail(f"{path.name} with the solutions filled in fails for a student:\n{str(error)[-2000:]}")
     hidden = _hidden_tests(path)
