@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.batch.threads import NEVER_SPIN, THREAD_VARIABLES
 from autograder.course.layout import Course
 
 FIXTURE_COURSE = Path(__file__).parent / "fixtures" / "course"
@@ -21,8 +22,10 @@ FIXTURE_COURSE = Path(__file__).parent / "fixtures" / "course"
 # spin against each other on a small machine (measured here at load 7: 07's mutant probes took
 # 333 s with torch's default two threads, 58 s with one). Set before anything imports torch; a
 # value exported by whoever runs the tests wins.
-for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+for _name in THREAD_VARIABLES:
     os.environ.setdefault(_name, "1")
+for _name, _value in NEVER_SPIN.items():  # as every grading session sets them (batch/threads.py): the
+    os.environ.setdefault(_name, _value)  # shared kernel server's environment is then the sessions'
 
 # Grading shells out (kernels, nbgrader); both must find this environment's tools.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])

@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.batch.threads import THREAD_VARIABLES
 from autograder.course.layout import Course
 from autograder.course.submitted import collect
 from autograder.engine.job import default_jobs
@@ -53,9 +54,6 @@ c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 '''
-
-
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def _env(**extra: str) -> dict:

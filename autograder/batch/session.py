@@ -6,7 +6,7 @@
 - says what no kernel may read (`hidden_paths`: the course's roots and this checkout's, the
   grader's HOME, the reference answers, the session's folder, and what the command adds:
   submissions, output); autograder/engine/sandbox.py binds back what a kernel needs to run;
-- gives each kernel its share of the cores (`limit_kernel_threads`);
+- gives each kernel its share of the cores and threads that never spin (autograder/batch/threads.py);
 - starts the warm kernel server (autograder/engine/kernel_server.py) where the backend's workers run on
   this machine;
 - reports, one line each, what of the sandbox this machine cannot give (sandbox.problems,
@@ -16,47 +16,21 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
 from autograder.batch.backends import LocalPool
+from autograder.batch.threads import limit_kernel_threads
 from autograder.course.layout import Course
 from autograder.course.safe_text import safe_line
 from autograder.engine import cgroups, sandbox
 from autograder.engine.execute import hidden_paths
-from autograder.engine.job import GradeJob, GradeResult, default_jobs
+from autograder.engine.job import GradeJob, GradeResult
 from autograder.engine.kernel_server import KernelServer
-
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-
-
-@contextmanager
-def limit_kernel_threads(n_jobs: int | None) -> Iterator[int]:
-    """Give each grading kernel its share of the cores (at least one thread) while in the block.
-
-    Every kernel would otherwise start one BLAS/OpenMP thread per core: N parallel kernels on
-    N cores then fight over them, and small models run 15-20x slower (measured here: a digits
-    epoch 6.9 s instead of 0.39 s), enough to push a correct notebook past the cell timeout.
-    Enter it before the kernel server and the workers start, so every kernel inherits it. A
-    value the instructor already exported wins; the environment is restored on exit.
-    """
-    share = max(1, default_jobs() // max(1, n_jobs or default_jobs()))
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    for name in THREAD_VARIABLES:
-        os.environ.setdefault(name, str(share))
-    try:
-        yield share
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 class BatchInterrupted(KeyboardInterrupt):

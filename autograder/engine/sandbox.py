@@ -97,9 +97,10 @@ KEPT_VARIABLES = (
     "PATH", "LANG", "LANGUAGE", "TZ", "TERM",
     # jupyter_client and nbgrader say who started the kernel and that it grades
     "JPY_PARENT_PID", "JPY_SESSION_NAME", "NBGRADER_EXECUTION", "PYDEVD_DISABLE_FILE_VALIDATION",
-    # threads per kernel (session.limit_kernel_threads), and BLAS settings some CPUs need
+    # threads per kernel and how idle ones wait (autograder/batch/threads.py), BLAS settings some CPUs need
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+    "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "OPENBLAS_THREAD_TIMEOUT",
     # plots to files; Python's own switches
     "MPLBACKEND", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONIOENCODING",
     # the GPU, where there is one
