@@ -78,7 +78,7 @@ def graded_by(course: Course, subs: list[Submission], template: Template,
 
 def _template_at(course: Course, assignment: str, version: versions.Version, folder: Path) -> Path | str:
     """The template of `assignment` as it was at `version`'s commit; a line saying why not."""
-    where = Path(folder) / version.commit
+    where = Path(folder) / version.commit / assignment  # one commit may have released several
     try:
         sources = versions.export_source(course.root, version.commit, assignment, where / "source")
         return build_template(sources, [assignment], where / "template").dir

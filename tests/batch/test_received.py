@@ -106,3 +106,31 @@ def test_a_copy_of_the_current_version_is_graded_by_it_without_a_word(graded):
 def test_a_notebook_that_matches_no_version_is_graded_by_the_current_one_and_marked(graded):
     odd = graded["odd"]
     assert odd["max_score"] == "7" and "match no version of 00_fixture" in odd["warnings"], odd
+
+
+def test_two_assignments_received_at_the_same_earlier_commit_are_each_graded_by_it(tmp_path):
+    """Each earlier version's template is built in a folder of its own: two assignments released
+    by one commit shared one, and the second template's gradebook stopped the whole batch (before:
+    sqlalchemy OperationalError 'table alembic_version already exists', grade ended)."""
+    course = copy_fixture_course(tmp_path / "course")
+    shutil.rmtree(course.grading_dir)
+    second = course.source_dir / "00_again"
+    second.mkdir()
+    shutil.copyfile(course.source_notebook("00_fixture"), second / "00_again.ipynb")
+    git(course.root, "init", "--quiet")
+    release(course)
+    git(course.root, "add", "-A")
+    git(course.root, "commit", "--quiet", "-m", "v1")
+    v1 = {name: read_notebook(course.release_notebook(name)) for name in ("00_fixture", "00_again")}
+    for name in v1:
+        to_v2(course.source_notebook(name))
+    release(course)
+    git(course.root, "commit", "--quiet", "-am", "v2: scale's default factor")
+    for name, nb in v1.items():
+        (tmp_path / "submitted" / "old" / name).mkdir(parents=True)
+        nbformat.write(answered(nb, scale=V1_SCALE, mean_square=MEAN_SQUARE),
+                       tmp_path / "submitted" / "old" / name / f"{name}.ipynb")
+    rows = grade(course, tmp_path / "submitted", tmp_path / "out", n_jobs=2, timeout=60)
+    assert [(r["assignment"], r["status"], r["score"], r["max_score"]) for r in rows] == [
+        ("00_again", "graded", "7", "7"), ("00_fixture", "graded", "7", "7")], rows
+    assert all("graded by" in r["warnings"] and "as released at" in r["warnings"] for r in rows)
