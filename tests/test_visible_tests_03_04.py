@@ -124,3 +124,18 @@ def test_04_a_wrong_output_size_shows_the_tests_hint_not_a_reshape_traceback(tmp
     assert "Hint:" in shown and "padding" in shown.split("Hint:")[-1], shown
     assert "__torch_function__" not in shown and "ConvolutionWatch" not in shown, shown
     assert len(shown.splitlines()) <= 16, f"{len(shown.splitlines())} lines:\n{shown}"
+
+
+WATCHED_WITHOUT_THE_SCAN = {  # wrong answer: words the probe says, the scan aside (check's run stops at the scan)
+    "digits_cnn_hides_its_table_from_the_watch": "holds",
+    "digits_cnn_reads_a_global_table_with_function_modes_off": "reads",
+}
+
+
+@pytest.mark.parametrize("stem", WATCHED_WITHOUT_THE_SCAN)
+def test_04_digits_watches_hold_behind_the_scan(stem, tmp_path):
+    """The scan now refuses the names these answers use to switch PyTorch's modes off (check's run says so first);
+    the probe's own watch of what DigitsCNN reads and holds still catches them, in-process, without the scan."""
+    sample = grading_folder.parse_sample(grading_folder.folder(COURSE.root, "04_nn_modules") / "wrong" / f"{stem}.py")
+    failed = failures("04_nn_modules", namespace("04_nn_modules", None, sample.code), 0, tmp_path, only={"DigitsCNN"})
+    assert WATCHED_WITHOUT_THE_SCAN[stem] in failed.get("DigitsCNN", ""), failed

@@ -1,6 +1,6 @@
-"""DigitsCNN that looks each image up among all 1,797 digits kept in a global tensor (not held by the model), its forward run with PyTorch's function modes switched off."""
+"""DigitsCNN that looks each image up among all 1,797 digits kept in a global tensor (not held by the model), its forward run with PyTorch's function modes switched off. The scan names the switch; behind it, the probe's ATen watch sees what the forward reads (tests/test_visible_tests_03_04.py)."""
 # exercise: DigitsCNN
-# message: reads
+# message: which this course's answers never need
 
 DIGITS_TABLE = [torch.from_numpy(array) for array in digits()]
 
