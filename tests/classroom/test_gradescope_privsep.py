@@ -149,8 +149,10 @@ def machine(tmp_path_factory):
             archive.extractall(site)
         shutil.rmtree(root / "source" / "dist")
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        # In the Gradescope tree, not here: `python -m` puts its working folder first on the path, and from this
+        # checkout it would find (and close to everyone) this checkout's helpers/reference.
         subprocess.run([str(root / "venv" / "bin" / "python"), "-m", "autograder.classroom.gradescope.kernel_user",
-                        "--root", str(root), "--user", name], check=True, env=env)
+                        "--root", str(root), "--user", name], check=True, env=env, cwd=base)
         yield Machine(base, root, name)
     finally:
         try:
