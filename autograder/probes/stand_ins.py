@@ -72,6 +72,7 @@ def _unpack(tensor):
 @functools.cache
 def _modes() -> tuple[type, type]:
     """(Calls, Aten): the two watches' classes, made on first use (they subclass PyTorch's mode classes)."""
+    import torch
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
@@ -90,8 +91,10 @@ def _modes() -> tuple[type, type]:
 
     class Aten(TorchDispatchMode):
         """The ATen operators run under it, each once (what a function mode misses: calls made under
-        torch._C.DisableTorchFunction), and the FLOPs of its matrix products (mm, addmm, bmm... as einsum, @,
-        F.linear reach them) by torch.utils.flop_counter's formulas: what FlopCounterMode counts."""
+        torch._C.DisableTorchFunction); those run with grad mode on, on a tensor that requires a gradient (what
+        autograd records in a graph: whoever runs them builds one, whatever saved-tensor hooks are in force); and
+        the FLOPs of its matrix products (mm, addmm, bmm... as einsum, @, F.linear reach them) by
+        torch.utils.flop_counter's formulas: what FlopCounterMode counts."""
 
         @classmethod
         def _should_skip_dynamo(cls) -> bool:  # else the first call imports torch._dynamo: 1.4 s of CPU per kernel
@@ -99,14 +102,19 @@ def _modes() -> tuple[type, type]:
 
         def __init__(self):
             super().__init__()
-            self.seen = set()
+            self.seen, self.graph = set(), set()
             self.flops = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             __tracebackhide__ = True
             kwargs = kwargs or {}
+            name = func._overloadpacket.__name__
+            if torch.is_grad_enabled() and any(
+                    isinstance(t, torch.Tensor) and t.requires_grad
+                    for value in (*args, *kwargs.values()) for t in (value if isinstance(value, (list, tuple)) else (value,))):
+                self.graph.add(name)
             out = func(*args, **kwargs)
-            self.seen.add(func._overloadpacket.__name__)
+            self.seen.add(name)
             count = flop_registry.get(func._overloadpacket)
             if count is not None:
                 self.flops += count(*args, **kwargs, out_val=out)
@@ -116,13 +124,14 @@ def _modes() -> tuple[type, type]:
 
 
 class Watch:
-    """While in force: the PyTorch functions called (`names`), the ATen operators run (`aten`), the FLOPs of
-    the matrix products (`flops`); read them after it ends."""
+    """While in force: the PyTorch functions called (`names`), the ATen operators run (`aten`), those run to build
+    a graph (`graph`: grad mode on, an input that requires a gradient), the FLOPs of the matrix products
+    (`flops`); read them after it ends."""
 
     def __init__(self):
         calls, aten = _modes()
         self.calls, self.ops = calls(), aten()
-        self.names, self.aten, self.flops = [], [], 0
+        self.names, self.aten, self.graph, self.flops = [], [], [], 0
 
     def __enter__(self) -> Watch:
         self.ops.__enter__()
@@ -133,6 +142,7 @@ class Watch:
         self.calls.__exit__(*exc)
         self.ops.__exit__(*exc)
         self.names, self.aten, self.flops = sorted(self.calls.seen), sorted(self.ops.seen), self.ops.flops
+        self.graph = sorted(self.ops.graph)
         return False
 
 
@@ -145,7 +155,8 @@ def first_line(error: BaseException) -> str:
 def watched(function: Callable, *args, **kwargs) -> dict:
     """function(*args, **kwargs) as the engine runs a backward (grad mode off), with autograd refusing to save
     a tensor for a backward pass (AskedAutograd), under a Watch: what it returned or the first line of what it
-    raised, the PyTorch functions and ATen operators it ran, the FLOPs of its matrix products."""
+    raised, the PyTorch functions and ATen operators it ran, the operators it ran to build a graph (with grad
+    mode switched back on: whatever saved-tensor hooks of its own it pushed), the FLOPs of its matrix products."""
     import torch
 
     watch = Watch()
@@ -155,7 +166,7 @@ def watched(function: Callable, *args, **kwargs) -> dict:
             outcome["returned"] = function(*args, **kwargs)
         except Exception as error:  # noqa: BLE001 - what it raised is handed back, as what it returned
             outcome["raised"] = first_line(error)
-    outcome.update(calls=watch.names, aten=watch.aten, flops=watch.flops)
+    outcome.update(calls=watch.names, aten=watch.aten, graph=watch.graph, flops=watch.flops)
     return outcome
 
 

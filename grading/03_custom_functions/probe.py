@@ -95,16 +95,32 @@ def gradient_calls(names) -> list[str]:
     return [n for n in (str(v) for v in np.ravel(names)) if n in GRADIENT_FUNCTIONS or "backward" in n]
 
 
+GRAPHLESS = ("detach", "alias", "lift_fresh")  # operators that build no graph, whatever the grad mode
+
+
+def graph_built(names) -> list[str]:
+    """The ATen operators among `names` (a backward's `.graph` record: run with grad mode on, on a tensor that
+    requires a gradient) that autograd records in a graph."""
+    return [n for n in (str(v) for v in np.ravel(names)) if n not in GRAPHLESS]
+
+
 def derivation_problem(exercise: str, got: dict) -> str | None:
-    """What each `<where>.raised`, `<where>.calls` and `<where>.aten` record of a backward called alone says: it
-    raised, it asked autograd (it built a graph), or it ran one of PyTorch's gradient functions; None when
-    derived."""
+    """What each `<where>.raised`, `<where>.graph`, `<where>.calls` and `<where>.aten` record of a backward called
+    alone says: it raised, it asked autograd (it built a graph: autograd refused to save a tensor for it, or its
+    operators ran with grad mode switched back on, on tensors that require a gradient), or it ran one of PyTorch's
+    gradient functions; None when derived."""
     raised = {key: str(got[key]) for key in sorted(got) if key.endswith(".raised") and str(got[key]) != "None"}
     for error in raised.values():
         if asks_autograd(error):
             return (f"{exercise}'s backward asks autograd for the gradient it should derive: called alone, as the "
                     f"engine calls it, with grad mode off, it built a graph of its own ({error.split(': ', 1)[-1]}). "
                     f"Derive the gradient by hand from what forward saved {UNSEEN}")
+    for key in sorted(got):
+        if key.endswith(".graph") and (built := graph_built(got[key])):
+            return (f"{exercise}'s backward asks autograd for the gradient it should derive: called alone, as the "
+                    f"engine calls it, with grad mode off, it switched grad mode on and built a graph of its own "
+                    f"({', '.join(built[:4])} on tensors that require a gradient). Derive the gradient by hand from "
+                    f"what forward saved {UNSEEN}")
     for error in raised.values():
         return f"{exercise}'s backward, called on its node as the engine calls it, raised {error} {UNSEEN}"
     for key in sorted(got):
@@ -116,15 +132,15 @@ def derivation_problem(exercise: str, got: dict) -> str | None:
 
 def watched(key: str) -> bool:
     """A record of the watch (given.watched), judged by derivation_problem rather than compared."""
-    return key.endswith((".raised", ".calls", ".aten"))
+    return key.endswith((".raised", ".calls", ".aten", ".graph"))
 
 
 def record_alone(record, where: str, outcome) -> None:
     """The raw outcome of given.watched: what the backward raised (or "None"), the functions and ATen operators
-    it ran."""
+    it ran, those it ran building a graph."""
     outcome = outcome if isinstance(outcome, dict) else {}
     record(f"{where}.raised", outcome.get("raised"))
-    for part in ("calls", "aten"):
+    for part in ("calls", "aten", "graph"):
         record(f"{where}.{part}", [str(n) for n in outcome.get(part) or []])
 
 

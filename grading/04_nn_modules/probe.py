@@ -194,6 +194,7 @@ def run_train_manual_sgd(k, inputs, record):
 CONV_CASES = ("conv.a", "conv.b", "conv.c")
 CONV_GRADS = ("grad_x", "grad_weight", "grad_bias")
 GRADIENT_FUNCTIONS = ("grad", "vjp", "jvp", "jacobian", "hessian", "vhp", "hvp")  # and any "...backward..."
+GRAPHLESS = ("detach", "alias", "lift_fresh")  # operators that build no graph, whatever the grad mode
 
 
 def conv_case(k, inputs, prefix):
@@ -204,11 +205,12 @@ def conv_case(k, inputs, prefix):
 
 
 def record_watched(record, prefix: str, outcome) -> object:
-    """given.watched's raw outcome: what the call raised (or "None"), the functions and ATen operators it ran;
-    what it returned."""
+    """given.watched's raw outcome: what the call raised (or "None"), the functions and ATen operators it ran,
+    those it ran building a graph (grad mode switched back on, an input that requires a gradient); what it
+    returned."""
     outcome = outcome if isinstance(outcome, dict) else {}
     record(prefix + ".raised", outcome.get("raised"))
-    for part in ("calls", "aten"):
+    for part in ("calls", "aten", "graph"):
         record(f"{prefix}.{part}", [str(n) for n in outcome.get(part) or []])
     return outcome.get("returned")
 
@@ -292,6 +294,13 @@ def conv_judge(name: str, backward: bool):
                         f"a graph of its own ({error.split(': ', 1)[-1]}). Derive them from out_mat = W_mat @ cols: "
                         f"F.unfold and F.fold are all you need {UNSEEN}")
             return f"{name} raised {error} {UNSEEN}"
+        for prefix in CONV_CASES:
+            built = [str(n) for n in np.ravel(got.get(prefix + ".graph", np.asarray([]))) if str(n) not in GRAPHLESS]
+            if backward and built:
+                return (f"{name} asks autograd for the gradients it should derive: called with grad mode off, it "
+                        f"switched it on and built a graph of its own ({', '.join(built[:4])} on tensors that require "
+                        f"a gradient). Derive them from out_mat = W_mat @ cols: F.unfold and F.fold are all you need "
+                        f"{UNSEEN}")
         for prefix in CONV_CASES:
             names = [str(n) for part in ("calls", "aten") for n in np.ravel(got.get(f"{prefix}.{part}", np.asarray([])))]
             if convolution := [n for n in names if "conv" in n.lower()]:

@@ -65,3 +65,27 @@ def test_watched_hands_back_what_a_call_returned_ran_and_asked():
     asked = watched(asks, x)
     assert asked["returned"] is None and asked["raised"].startswith("AskedAutograd")
     assert torch.is_grad_enabled()  # grad mode off only while the call ran
+
+
+def test_watched_sees_a_graph_built_under_saved_tensor_hooks_of_the_calls_own():
+    """The innermost saved-tensor hooks win: a call that pushes its own (identity) hooks, switches grad mode on and
+    runs autograd's engine directly (no autograd.grad to name) is refused nothing and names no gradient function;
+    the operators it ran on tensors that require a gradient, with grad mode on, give it away (before: no record)."""
+    torch = pytest.importorskip("torch")
+    from torch.autograd import Variable
+
+    from autograder.probes.stand_ins import watched
+
+    def asks_the_engine(x, grad):
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t), torch.enable_grad():
+            a = x.detach().requires_grad_(True)
+            y = 1 / (1 + torch.exp(-a))  # no operator named for a backward pass
+            return Variable._execution_engine.run_backward((y,), (grad,), False, False, (a,), False, False)[0]
+
+    x, grad = torch.randn(5, dtype=torch.float64), torch.randn(5, dtype=torch.float64)
+    asked = watched(asks_the_engine, x, grad)
+    assert asked["raised"] is None and torch.allclose(asked["returned"], torch.sigmoid(x) * (1 - torch.sigmoid(x)) * grad)
+    assert "grad" not in asked["calls"] and not [n for n in asked["aten"] if "backward" in n]
+    assert "exp" in asked["graph"]
+    derived = watched(lambda y, g: g * y * (1 - y), torch.sigmoid(x), grad)  # a derived backward builds nothing
+    assert derived["graph"] == []
