@@ -17,7 +17,7 @@ import zmq
 import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Bool, Integer, List, Type, Unicode
+from traitlets import Bool, DottedObjectName, Integer, List, Type, Unicode
 
 # The largest message the grader takes from a kernel, on any channel: a larger one is dropped by ZeroMQ
 # before anything reads it (its peer disconnected) instead of being deserialized whole in the grader's
@@ -56,7 +56,9 @@ class WarmKernelManager(AsyncKernelManager):
     share = List(Unicode(), help="the kernel's socket folders: in the sandbox a capped folder of its "
                  "own at each path, whose sockets the launcher links into the grader's").tag(config=True)
     sandbox = Bool(False, help="run the kernel in the sandbox (autograder/engine/sandbox.py)").tag(config=True)
-    client_factory = Type(BoundedKernelClient, klass=AsyncKernelClient)  # what client() makes
+    # What client() makes, both ways jupyter_client names it (a later client_class would reset the factory).
+    client_class = DottedObjectName(f"{__name__}.BoundedKernelClient")
+    client_factory = Type(BoundedKernelClient, klass=AsyncKernelClient)
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         from autograder.engine.kernel_server import Options
