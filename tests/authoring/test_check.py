@@ -28,7 +28,7 @@ def test_a_sound_assignment_passes_every_gate(fixture_course, capsys):
     out = capsys.readouterr().out
     header, rule, row = out.splitlines()[:3]
     assert header.split() == ["assignment", "tests", "points", "solution", "release", "mutants",
-                              "answers", "seconds", "gates"]
+                              "answers", "transcribed", "seconds", "gates"]
     assert row.split()[:7] == ["00_fixture", "4", "6", "6", "0", "4/4", "1/1"] and row.endswith("ok")
     assert "All gates pass." in out
     (report,) = json.loads((fixture_course.build_dir / "course-report.json").read_text())

@@ -109,9 +109,10 @@ HELPERS_ANSWER = {"mlp_backward": '''import helpers.checks
 def mlp_backward(x, y, w1, w2, cache):
     h, h_relu, y_pred = cache
     grad_y_pred = 2.0 * (y_pred - y) * helpers.checks.relative_error_of(1.0, 1.0) + 2.0 * (y_pred - y)
-    grad_w2 = h_relu.T @ grad_y_pred
+    rows = int(np.prod(x.shape[:-1]))
     grad_h = (grad_y_pred @ w2.T) * (h > 0)
-    return x.T @ grad_h, grad_w2
+    return (x.reshape(rows, -1).T @ grad_h.reshape(rows, -1),
+            h_relu.reshape(rows, -1).T @ grad_y_pred.reshape(rows, -1))
 '''}
 REFERENCE_ANSWER = {"mlp_forward": '''def mlp_forward(x, w1, w2):
     from helpers.reference.numpy_mlp import mlp_forward as answer
