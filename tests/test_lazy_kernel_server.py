@@ -60,7 +60,7 @@ def test_a_test_file_that_grades_nothing_starts_no_kernel_server(tmp_path):
     env.pop(SHARED, None)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "server_watch", "-p", "no:cacheprovider",
-         "-p", "no:xdist", str(TESTS / "batch" / "test_session_threads.py")],
+         "-p", "no:xdist", str(TESTS / "course" / "test_safe_text.py")],
         capture_output=True, text=True, env=env, cwd=TESTS.parent, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "kernel servers seen: 0" in done.stdout, done.stdout
