@@ -77,17 +77,29 @@ def _modes() -> tuple[type, type]:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
 
+    def graph_input(args, kwargs) -> bool:
+        """Grad mode is on and a tensor among the arguments requires a gradient: autograd records the call."""
+        return torch.is_grad_enabled() and any(
+            isinstance(t, torch.Tensor) and t.requires_grad
+            for value in (*args, *kwargs.values()) for t in (value if isinstance(value, (list, tuple)) else (value,)))
+
     class Calls(TorchFunctionMode):
-        """The names of the PyTorch functions and tensor methods called while it is in force, each once."""
+        """The names of the PyTorch functions and tensor methods called while it is in force, each once; those
+        called with grad mode on, on a tensor that requires a gradient (what a dispatch mode misses: operators
+        run with the Python dispatch keys excluded)."""
 
         def __init__(self):
             super().__init__()
-            self.seen = set()
+            self.seen, self.graph = set(), set()
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             __tracebackhide__ = True  # a student's error shows their line, not this frame
-            self.seen.add(getattr(func, "__name__", type(func).__name__))
-            return func(*args, **(kwargs or {}))
+            kwargs = kwargs or {}
+            name = getattr(func, "__name__", type(func).__name__)
+            self.seen.add(name)
+            if graph_input(args, kwargs):
+                self.graph.add(name)
+            return func(*args, **kwargs)
 
     class Aten(TorchDispatchMode):
         """The ATen operators run under it, each once (what a function mode misses: calls made under
@@ -109,9 +121,7 @@ def _modes() -> tuple[type, type]:
             __tracebackhide__ = True
             kwargs = kwargs or {}
             name = func._overloadpacket.__name__
-            if torch.is_grad_enabled() and any(
-                    isinstance(t, torch.Tensor) and t.requires_grad
-                    for value in (*args, *kwargs.values()) for t in (value if isinstance(value, (list, tuple)) else (value,))):
+            if graph_input(args, kwargs):
                 self.graph.add(name)
             out = func(*args, **kwargs)
             self.seen.add(name)
@@ -124,9 +134,9 @@ def _modes() -> tuple[type, type]:
 
 
 class Watch:
-    """While in force: the PyTorch functions called (`names`), the ATen operators run (`aten`), those run to build
-    a graph (`graph`: grad mode on, an input that requires a gradient), the FLOPs of the matrix products
-    (`flops`); read them after it ends."""
+    """While in force: the PyTorch functions called (`names`), the ATen operators run (`aten`), the functions and
+    operators run to build a graph (`graph`: grad mode on, an input that requires a gradient), the FLOPs of the
+    matrix products (`flops`); read them after it ends."""
 
     def __init__(self):
         calls, aten = _modes()
@@ -142,7 +152,7 @@ class Watch:
         self.calls.__exit__(*exc)
         self.ops.__exit__(*exc)
         self.names, self.aten, self.flops = sorted(self.calls.seen), sorted(self.ops.seen), self.ops.flops
-        self.graph = sorted(self.ops.graph)
+        self.graph = sorted(self.calls.graph | self.ops.graph)
         return False
 
 

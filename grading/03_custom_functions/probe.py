@@ -95,7 +95,7 @@ def gradient_calls(names) -> list[str]:
     return [n for n in (str(v) for v in np.ravel(names)) if n in GRADIENT_FUNCTIONS or "backward" in n]
 
 
-GRAPHLESS = ("detach", "alias", "lift_fresh")  # operators that build no graph, whatever the grad mode
+GRAPHLESS = ("detach", "alias", "lift_fresh", "__get__", "requires_grad_", "size", "dim")  # build no graph, whatever the grad mode
 
 
 def graph_built(names) -> list[str]:

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder.probes.stand_ins import listed, watched  # noqa: F401 - the probe reaches them as k.given.*
@@ -101,7 +102,8 @@ def mlp(weights, biases):
 class Reads(TorchDispatchMode):
     """The numbers read by the ATen operators run under it that did not come from the given inputs or from what
     those operators computed: each storage once, whole (a view of a table counts the table). A dispatch mode:
-    it sees what runs under torch._C.DisableTorchFunction too."""
+    it sees what runs under torch._C.DisableTorchFunction too; ReadCalls beside it counts the same by the
+    functions called, which operators run with the Python dispatch keys excluded do not hide."""
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:  # else the first call imports torch._dynamo: 1.4 s of CPU per kernel
@@ -112,23 +114,46 @@ class Reads(TorchDispatchMode):
         self.derived = {t.untyped_storage().data_ptr() for t in inputs}
         self.read = {}
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def note(self, args, kwargs) -> None:
+        """Each tensor among the arguments whose storage is not derived: read, whole."""
         values = [*args, *(kwargs or {}).values()]
         for t in [v for value in values for v in (value if isinstance(value, (list, tuple)) else (value,))]:
             if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in self.derived:
                 storage = t.untyped_storage()
                 self.read[storage.data_ptr()] = storage.nbytes() // max(t.element_size(), 1)
-        out = func(*args, **(kwargs or {}))
+
+    def derive(self, out) -> None:
+        """What an operation computed is derived."""
         for t in out if isinstance(out, (tuple, list)) else (out,):
             if isinstance(t, torch.Tensor):
                 self.derived.add(t.untyped_storage().data_ptr())
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.note(args, kwargs)
+        out = func(*args, **(kwargs or {}))
+        self.derive(out)
+        return out
+
+
+class ReadCalls(TorchFunctionMode):
+    """Reads' count, by the PyTorch functions and tensor methods called: a forward run with the Python dispatch
+    keys excluded (torch._C._ExcludeDispatchKeyGuard) hides its operators from a dispatch mode, not its calls."""
+
+    def __init__(self, reads):
+        super().__init__()
+        self.reads = reads
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.reads.note(args, kwargs)
+        out = func(*args, **(kwargs or {}))
+        self.reads.derive(out)
         return out
 
 
 def reads(model, x):
-    """model(x) without a graph, and the size of each storage its forward pass read besides x (Reads)."""
+    """model(x) without a graph, and the size of each storage its forward pass read besides x (Reads, ReadCalls)."""
     watch = Reads(x)
-    with torch.no_grad(), watch:
+    with torch.no_grad(), watch, ReadCalls(watch):
         logits = model(x)
     return {"logits": logits, "reads": list(watch.read.values())}
 

@@ -194,7 +194,7 @@ def run_train_manual_sgd(k, inputs, record):
 CONV_CASES = ("conv.a", "conv.b", "conv.c")
 CONV_GRADS = ("grad_x", "grad_weight", "grad_bias")
 GRADIENT_FUNCTIONS = ("grad", "vjp", "jvp", "jacobian", "hessian", "vhp", "hvp")  # and any "...backward..."
-GRAPHLESS = ("detach", "alias", "lift_fresh")  # operators that build no graph, whatever the grad mode
+GRAPHLESS = ("detach", "alias", "lift_fresh", "__get__", "requires_grad_", "size", "dim")  # build no graph, whatever the grad mode
 
 
 def conv_case(k, inputs, prefix):

@@ -89,3 +89,26 @@ def test_watched_sees_a_graph_built_under_saved_tensor_hooks_of_the_calls_own():
     assert "exp" in asked["graph"]
     derived = watched(lambda y, g: g * y * (1 - y), torch.sigmoid(x), grad)  # a derived backward builds nothing
     assert derived["graph"] == []
+
+
+def test_watched_sees_the_graph_by_the_calls_when_the_dispatch_keys_are_excluded():
+    """torch._C._ExcludeDispatchKeyGuard over the Python dispatch keys hides a call's operators from every dispatch
+    mode (before: no operator, no graph recorded); the functions it calls still show the graph it builds."""
+    torch = pytest.importorskip("torch")
+    from torch.autograd import Variable
+
+    from autograder.probes.stand_ins import watched
+
+    hidden = (torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
+              | torch._C.DispatchKeySet(torch._C.DispatchKey.PythonTLSSnapshot))
+
+    def asks_unseen(x, grad):
+        with (torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t), torch.enable_grad(),
+              torch._C._ExcludeDispatchKeyGuard(hidden)):
+            a = x.detach().requires_grad_(True)
+            y = 1 / (1 + torch.exp(-a))
+            return Variable._execution_engine.run_backward((y,), (grad,), False, False, (a,), False, False)[0]
+
+    asked = watched(asks_unseen, torch.randn(5, dtype=torch.float64), torch.randn(5, dtype=torch.float64))
+    assert asked["raised"] is None and asked["aten"] == []
+    assert "exp" in asked["graph"]
