@@ -1,8 +1,9 @@
 """Probes of 03_custom_functions: values, gradients for a secret upstream gradient, what is saved, the nodes;
 each Function's backward also called alone on its node, as the engine calls it, to see that it derives the
-gradient instead of asking autograd or PyTorch's own backward kernels for it; for Linear, what its backward
-returns as it returns it, and the matrix-product FLOPs it runs with an input frozen; for LayerNorm, what its
-backward returns on rows of every spread; for the engine, each operation's _backward run alone on parents whose
+gradient instead of asking autograd (a graph built: refused, or seen) or PyTorch's own backward kernels for it;
+for Linear, what its backward returns as it returns it, and the matrix-product FLOPs it runs with an input frozen;
+for LayerNorm, what its backward returns on rows of every spread, a single row, an eps never the default; for
+BatchNorm, the same on (N, C), (N, C, H, W) and float32 sequences, and the running statistics it leaves; for the engine, each operation's _backward run alone on parents whose
 grads are not zero (and an MLP swept by the grader's own backward), and backward on stand-in graphs whose nodes
 add known weights, with no PyTorch call anywhere.
 
@@ -352,7 +353,7 @@ def _shape_hint(part: str, got: np.ndarray, want: np.ndarray) -> str:
     if got.ndim == 2 and got.shape == want.shape[::-1]:
         return ": did you forget a transpose?"
     if part == "grad_b" and got.ndim == 2:
-        return ": b is added to every row, so grad_b sums grad_y over the batch"
+        return ": b is added to every row, and yours keeps the batch dimension"
     return ""
 
 
@@ -382,7 +383,7 @@ def log_softmax_judge(got: dict, want: dict) -> str | None:
     message = compare_records("LogSoftmax", got, {k: v for k, v in want.items() if not watched(k)},
                               LOG_SOFTMAX_TOLERANCE)
     if message and "nan or inf" in message:
-        message += ": exp of scores around 800 overflows; subtract each row's maximum first"
+        message += ": exp of scores around 800 overflows, and your forward exponentiates scores that large"
     return message
 
 
