@@ -55,11 +55,16 @@ ALWAYS = ("helpers.reference", "importlib", "ctypes", "sys.modules", "sys.path",
           "sys.path_hooks", "builtins", "__builtins__", "runpy", "pkgutil", "zipimport", "marshal", "codeop",
           "IPython", "ipykernel")
 # What switches off the stand-ins the trusted run watches an answer with (grading/*/given.py: PyTorch's
-# function and dispatch modes, saved-tensor hooks): no answer needs any of it.
+# function and dispatch modes, saved-tensor hooks) or runs autograd's engine by hand: no answer needs any of
+# it. (Not `saved_tensors_hooks` itself: 08's activation_bytes may measure with it. A backward that pushes
+# hooks of its own over the grader's is seen by the derivation watch: it runs operators with grad mode on.)
 WATCHES = ("DisableTorchFunction", "DisableTorchFunctionSubclass", "_disable_current_modes", "_DisableTorchDispatch",
            "disable_saved_tensors_hooks", "_saved_tensors_hooks_disable", "_saved_tensors_hooks_enable",
            "_pop_mode", "_pop_mode_temporarily", "_pop_torch_function_stack", "_push_on_torch_function_stack",
-           "_set_torch_function_mode", "_unset_mode", "_set_dispatch_mode", "_pop_torch_dispatch_stack")
+           "_set_torch_function_mode", "_unset_mode", "_set_dispatch_mode", "_unset_dispatch_mode",
+           "_get_dispatch_mode", "_pop_torch_dispatch_stack", "_push_saved_tensors_default_hooks", "_execution_engine", "run_backward", "_engine_run_backward",
+           "ExcludeDispatchKeyGuard", "_ExcludeDispatchKeyGuard", "_SetExcludeDispatchKeyGuard",
+           "_IncludeDispatchKeyGuard", "_ForceDispatchKeyGuard", "_AutoDispatchBelowAutograd")
 ALWAYS += WATCHES
 # Of those, what an answer may name: IPython's display (`from IPython.display import clear_output`).
 EXCEPT = ("IPython.display",)

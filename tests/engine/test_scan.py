@@ -131,6 +131,10 @@ TAMPERING = {
     "dispatch off, C side": ("guard = torch._C._DisableTorchDispatch()", "_DisableTorchDispatch"),
     "a mode popped": ("from torch.overrides import _pop_mode_temporarily\nwith _pop_mode_temporarily():\n    pass",
                       "_pop_mode_temporarily"),
+    "autograd's engine called by hand": ("torch.autograd.Variable._execution_engine.run_backward((y,), (g,), False, "
+                                         "False, (x,), False)", "_execution_engine"),
+    "Python's dispatch keys excluded": ("with torch._C._ExcludeDispatchKeyGuard(keys):\n    y = table[x]",
+                                        "_ExcludeDispatchKeyGuard"),
     # what the scan cannot read is not trusted
     "cell magics nested past what is read": ("%%capture\n" * 9 + "import ctypes", "nested more than"),
     "nested deeper than this process parses": ("x = " + " if c else ".join(["np"] * 3000), "too deep"),
