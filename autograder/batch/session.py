@@ -23,7 +23,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
-from autograder.batch.backends import LocalPool, scratch_gradebooks
+from autograder.batch.backends import LocalPool, check_nbgrader_metadata_once, scratch_gradebooks
 from autograder.batch.threads import limit_kernel_threads
 from autograder.course.layout import Course
 from autograder.course.safe_text import safe_line
@@ -101,6 +101,7 @@ class GradingSession:
         try:
             self.dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{self.name}-", dir=work)))
             scratch_gradebooks(self.dir)  # the template's and every job's gradebook: no fsync
+            check_nbgrader_metadata_once()
             stack.enter_context(limit_kernel_threads(self.n_jobs))
             # Each kernel hides all of it but its own job's folder.
             self.hide = hidden_paths(self.course.root, *self.hidden, self.dir)

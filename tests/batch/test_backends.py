@@ -156,3 +156,31 @@ def test_gradebooks_in_a_scratch_folder_are_never_synced_and_other_databases_are
 
     assert synchronous(tmp_path / "session" / "gradebook.db") == 0  # OFF
     assert synchronous(tmp_path / "elsewhere.db") == 2  # FULL, SQLite's default
+
+
+def test_nbgraders_metadata_schema_is_checked_once_with_the_same_verdicts(monkeypatch):
+    """nbgrader validates each cell's metadata with jsonschema.validate, which checks the schema
+    itself on every call (0.13 of a job's 1.05 CPU-s): checked once here, each cell still judged."""
+    import jsonschema
+    from nbformat.v4 import new_code_cell
+    from nbgrader.nbgraderformat import common
+    from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
+
+    from autograder.batch.backends import check_nbgrader_metadata_once
+
+    monkeypatch.setattr(common, "jsonschema", common.jsonschema)  # put back after the test
+    checks = []
+    real = jsonschema.Draft4Validator.check_schema
+    monkeypatch.setattr(jsonschema.Draft4Validator, "check_schema",
+                        classmethod(lambda cls, schema: checks.append(1) or real(schema)))
+    check_nbgrader_metadata_once()
+    cell = new_code_cell("x = 1", metadata={"nbgrader": {
+        "grade": True, "grade_id": "test_x", "locked": True, "points": 1, "schema_version": 3,
+        "solution": False, "task": False}})
+    validator = MetadataValidatorV3()
+    for _ in range(5):
+        validator.validate_cell(cell)
+    assert len(checks) == 1
+    cell.metadata["nbgrader"]["points"] = "one"
+    with pytest.raises(jsonschema.ValidationError, match="'one' is not of type 'number'"):
+        validator.validate_cell(cell)
