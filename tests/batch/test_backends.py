@@ -168,7 +168,7 @@ def test_nbgraders_metadata_schema_is_checked_once_with_the_same_verdicts(monkey
 
     from autograder.batch.backends import check_nbgrader_metadata_once
 
-    monkeypatch.setattr(common, "jsonschema", common.jsonschema)  # put back after the test
+    monkeypatch.setattr(common, "jsonschema", jsonschema)  # as nbgrader has it; put back after the test
     checks = []
     real = jsonschema.Draft4Validator.check_schema
     monkeypatch.setattr(jsonschema.Draft4Validator, "check_schema",
