@@ -205,3 +205,20 @@ def test_patched_oracles_rescue_no_mutant(name, path, tmp_path):
 def test_every_assignment_has_mutants_and_variants(name):
     assert len(grading_folder.files(COURSE.root, name, "mutants")) >= 4
     assert samples(name, "variants"), f"grading/{name}/variants/ is empty: a rule never met a right answer"
+
+
+def scan_named() -> list:
+    """(assignment, wrong answer) for every wrong answer the scan already names: check sees the scan's words."""
+    from autograder.engine import scan
+
+    return [pytest.param(a, sample, id=f"{a}-{sample.name}") for a in ASSIGNMENTS
+            for sample in samples(a, "wrong") if scan.findings(sample.code, ())]
+
+
+@pytest.mark.parametrize("name, sample", scan_named())
+def test_a_wrong_answer_the_scan_names_fails_its_probe_behind_the_scan(name, sample, tmp_path):
+    """Two locks, each proven alone: a backward that reaches around the trusted run's watches (autograd's engine
+    by hand, the dispatch keys excluded) is named by the scan, and the probe's watch fails it even so."""
+    names = namespace(name, None, sample.code)
+    failed = failures(name, names, 0, tmp_path, only={sample.exercise})
+    assert sample.exercise in failed, (sample.path.name, failed)

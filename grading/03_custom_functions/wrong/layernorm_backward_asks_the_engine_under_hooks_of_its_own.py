@@ -2,7 +2,7 @@
 name) for the gradients of its own forward, under saved-tensor hooks it pushes itself (the innermost hooks win over
 the grader's refusing ones), with the Python dispatch keys excluded (no dispatch mode sees its operators)."""
 # exercise: LayerNorm
-# message: asks autograd for the gradient it should derive
+# message: _ExcludeDispatchKeyGuard
 
 
 class LayerNorm(torch.autograd.Function):

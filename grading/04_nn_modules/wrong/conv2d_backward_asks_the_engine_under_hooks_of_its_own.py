@@ -2,7 +2,7 @@
 for the gradients of the student's own unfold forward, under saved-tensor hooks it pushes itself (the innermost
 hooks win over the grader's refusing ones)."""
 # exercise: conv2d_backward
-# message: asks autograd for the gradients it should derive
+# message: _execution_engine
 
 
 def conv2d_backward(grad_out, x, weight, stride=1, padding=0):

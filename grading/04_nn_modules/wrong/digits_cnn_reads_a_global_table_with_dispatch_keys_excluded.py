@@ -2,7 +2,7 @@
 nothing, and the scan does not name it). Before: full marks (the numbers read were watched at the ATen level only);
 now its calls are counted too (given.ReadCalls)."""
 # exercise: DigitsCNN
-# message: reads
+# message: _ExcludeDispatchKeyGuard
 
 DIGITS_TABLE = [torch.from_numpy(array) for array in digits()]
 HIDDEN = (torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
