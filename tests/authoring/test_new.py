@@ -14,6 +14,7 @@ import pytest
 from conftest import copy_fixture_course
 
 from autograder.authoring.new import scaffold
+from autograder.course import kinds
 from autograder.course.layout import CourseError
 from autograder.course.notebooks import read_notebook, write_notebook
 
@@ -49,9 +50,7 @@ def test_new_writes_the_three_places_and_nothing_else(course):
     assert f'assignment="{ASSIGNMENT}"' in probe and '"helpers.reference.softmax"' in probe
     assert "NN_topic" not in json.dumps(nbformat.read(course.source_notebook(ASSIGNMENT), 4))
     assert len(list((course.root / "grading" / ASSIGNMENT / "mutants").glob("*.py"))) >= 4
-    from autograder.course import kinds  # every exercise has its kind (tests/test_transcription_share.py)
-
-    assert set(kinds.read(course.root, ASSIGNMENT)) == {"softplus"}
+    assert set(kinds.read(course.root, ASSIGNMENT)) == {"softplus"}  # every exercise has its kind
 
 
 @pytest.mark.parametrize("name", ["9_x", "09-softmax", "09_Softmax", "softmax", "00_fixture"])
