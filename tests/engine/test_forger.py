@@ -24,26 +24,16 @@ import pytest
 from autograder.batch.grade import grade
 from autograder.course.layout import Course
 from autograder.course.notebooks import grade_id, read_notebook
+from tests.engine.test_tampering import AST_HOOK
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = Course(ROOT)
 
-FORGER = r'''
-import ast, dataclasses, json
+# AST_HOOK: assert -> pass, and every later cell inside try/except BaseException
+FORGER = AST_HOOK + r'''
+import dataclasses, json
 import numpy as np
-
-class Forgiving(ast.NodeTransformer):
-    """assert -> pass; every later cell's body inside try/except BaseException."""
-    def visit_Assert(self, node):
-        return ast.Pass()
-    def visit_Module(self, node):
-        self.generic_visit(node)
-        handler = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None, body=[ast.Pass()])
-        node.body = [ast.Try(body=node.body or [ast.Pass()], handlers=[handler], orelse=[], finalbody=[])]
-        return ast.fix_missing_locations(node)
-
-get_ipython().ast_transformers.append(Forgiving())
 
 def _forge(value):
     if isinstance(value, bool):
