@@ -52,6 +52,7 @@ from autograder.course.safe_text import csv_text, safe_line, safe_lines
 from autograder.course.submitted import Submission, collect, handed_in
 from autograder.engine.job import GradeJob, GradeResult, default_jobs
 from autograder.engine.nbgrader_setup import load_config
+from autograder.engine.privsep import Refusal
 from autograder.engine.template import GenerationError, build_template
 
 CSV_COLUMNS = ("student_id", "assignment", "score", "max_score", "status", "reason", "warnings",
@@ -285,7 +286,7 @@ def run(args: argparse.Namespace, course: Course) -> int:
                             progress, warm_kernels=False if args.cold_kernels else None,
                             backend=make_backend(args.backend, args.scheduler),
                             regrade=args.regrade, feedback=args.feedback)
-    except GenerationError as error:
+    except (GenerationError, Refusal) as error:
         print(safe_lines(f"grade stopped: {error}"))
         return 2
     except BatchInterrupted as stop:

@@ -11,23 +11,28 @@
   this machine;
 - reports, one line each, what of the sandbox this machine cannot give (sandbox.problems,
   cgroups.problem), and removes the cgroups of kernels whose launcher was killed;
+- refuses to start where kernels would get neither the sandbox nor a user of their own
+  (privsep.open_refusal), unless the session is `trusted` (check: the course's own files) or
+  AUTOGRADER_UNSANDBOXED=1 was set by hand: never the open mode unasked;
 - runs the jobs (`run`) on the backend (autograder/batch/backends.py), results in job order.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
 from autograder.batch.backends import LocalPool, check_nbgrader_metadata_once, scratch_gradebooks
 from autograder.batch.threads import limit_kernel_threads
 from autograder.course.layout import Course
 from autograder.course.safe_text import safe_line
-from autograder.engine import cgroups, sandbox
+from autograder.engine import cgroups, privsep, sandbox
 from autograder.engine.execute import hidden_paths
 from autograder.engine.job import GradeJob, GradeResult
 from autograder.engine.kernel_server import KernelServer
@@ -76,13 +81,17 @@ class GradingSession:
     name: the command (the private folder's prefix); hidden: paths kernels must not read on top
     of `hidden_paths` (grade: the submissions and the output folder); warm_kernels: fork
     kernels from a server (default: yes unless AUTOGRADER_WARM_KERNELS=0); warn: where the
-    one-line warnings go (default: stderr). Inside the block: `.dir` (the private folder),
-    `.hide` (for every GradeJob), `.kernel_server` (socket or None), `.warnings`.
+    one-line warnings go (default: stderr); trusted: the notebooks are the course's own (check),
+    so kernels may run unsandboxed where nothing else can be had (AUTOGRADER_UNSANDBOXED in the
+    block). Inside the block: `.dir` (the private folder), `.hide` (for every GradeJob),
+    `.kernel_server` (socket or None), `.warnings`. Entering raises privsep.Refusal where kernels
+    would run unsandboxed unasked.
     """
 
     def __init__(self, course: Course, name: str, n_jobs: int | None = None,
                  warm_kernels: bool | None = None, backend=None, hidden: Sequence[Path] = (),
-                 warn: Callable[[str], None] | None = None):
+                 warn: Callable[[str], None] | None = None, trusted: bool = False):
+        self.trusted = trusted
         self.course, self.name, self.n_jobs = course, name, n_jobs
         self.warm_kernels, self.hidden = warm_kernels, tuple(hidden)
         self.backend = backend if backend is not None else LocalPool()
@@ -102,6 +111,11 @@ class GradingSession:
             self.dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{self.name}-", dir=work)))
             scratch_gradebooks(self.dir)  # the template's and every job's gradebook: no fsync
             check_nbgrader_metadata_once()
+            if self.trusted:  # before the kernel server and the workers start: they inherit it
+                stack.enter_context(mock.patch.dict(os.environ, {privsep.UNSANDBOXED_SETTING: "1"}))
+            refusal = privsep.open_refusal(os.environ)
+            if refusal:
+                raise privsep.Refusal(refusal)
             stack.enter_context(limit_kernel_threads(self.n_jobs))
             # Each kernel hides all of it but its own job's folder.
             self.hide = hidden_paths(self.course.root, *self.hidden, self.dir)
@@ -109,7 +123,7 @@ class GradingSession:
                 server = stack.enter_context(KernelServer(self.warm_kernels, reuse=True))
                 self.kernel_server = server.socket
             # Warm or cold, kernels enter the same sandbox: what this machine allows is what they get.
-            self.warnings += sandbox.problems()
+            self.warnings += sandbox.problems() + [w for w in [privsep.open_warning(os.environ)] if w]
             problem = cgroups.problem()
             if problem:
                 self.warnings.append(problem)

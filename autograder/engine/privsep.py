@@ -18,8 +18,11 @@ setup.sh), `isolate`, in the process that becomes the kernel (root, before any s
   the way) and refuses to run (exit REFUSED, the reason on stderr) when it can read one.
 
 Where the setting names a user that cannot be had (grading is not root, no such user), the kernel
-refuses too: it never runs open. Where it names none, the kernel runs unsandboxed and says so, as
-before (a machine the instructor trusts with what it grades).
+refuses too: it never runs open. Where it names none, it refuses as well (issue 37, item 4: never the
+open mode), and so does `grade` before any submission runs (`open_refusal`, asked by
+autograder/batch/session.py), saying both ways out. Only AUTOGRADER_UNSANDBOXED=1, set by hand for
+notebooks one trusts, lets kernels run as the grader, said on every kernel; `check` sets it for its
+own session, which runs the course's own files (solutions, mutants, right and wrong answers).
 
 What outlives the kernel (a daemon in a session of its own) is ended by `end_processes`: every
 process of the user killed (kill(-1) as that user, until none is left) and waited for. Gradescope's
@@ -48,6 +51,7 @@ from autograder.engine import sandbox
 
 USER_SETTING = "AUTOGRADER_KERNEL_USER"  # the user kernels run as where there are no namespaces
 NO_NAMESPACES_SETTING = "AUTOGRADER_NO_NAMESPACES"  # "1": act as a machine without namespaces
+UNSANDBOXED_SETTING = "AUTOGRADER_UNSANDBOXED"  # "1": kernels may run with no isolation (notebooks one trusts)
 REFUSED = 77  # a kernel's exit code when it refused to run (EX_NOPERM)
 HOME_PREFIX = "agk-home-"  # the kernel's HOME under /tmp
 DEFAULT_PROCESSES = 512  # RLIMIT_NPROC when the launcher sets no process cap
@@ -77,6 +81,32 @@ def namespaces_missing(env: Mapping[str, str] = os.environ) -> str | None:
     if not sandbox.sandboxed():
         return "; ".join(sandbox.problems())
     return None
+
+
+def open_allowed(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether AUTOGRADER_UNSANDBOXED asks for kernels without isolation where none can be had."""
+    return env.get(UNSANDBOXED_SETTING, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def open_refusal(env: Mapping[str, str] = os.environ) -> str | None:
+    """Why grading must not start here (one paragraph), or None: kernels would get neither the
+    namespace sandbox nor a user of their own, and nobody asked for them unsandboxed."""
+    why = namespaces_missing(env)
+    if why is None or env.get(USER_SETTING, "").strip() or open_allowed(env):
+        return None
+    return (f"kernels would run unsandboxed ({why}): a submission could read the references and "
+            "write what the grader can. Grade as root with "
+            f"{USER_SETTING} naming an unprivileged user for the kernels (docs/instructors.md), on "
+            f"Linux with user namespaces, or, only for notebooks you trust, set {UNSANDBOXED_SETTING}=1.")
+
+
+def open_warning(env: Mapping[str, str] = os.environ) -> str | None:
+    """The line grading says where its kernels run unsandboxed because AUTOGRADER_UNSANDBOXED asks."""
+    why = namespaces_missing(env)
+    if why is None or env.get(USER_SETTING, "").strip() or not open_allowed(env):
+        return None
+    return (f"kernels run unsandboxed ({why}), as {UNSANDBOXED_SETTING}=1 asks: a submission can read "
+            "and write what the grader can")
 
 
 def kernel_user(name: str) -> KernelUser:
@@ -253,9 +283,10 @@ def separate(plan: sandbox.Plan, user: KernelUser, processes: int = 0) -> str:
 
 def isolate(plan: sandbox.Plan, env: Mapping[str, str], processes: int = 0) -> tuple[list[str], str]:
     """In the process that becomes the kernel: the namespace sandbox, else the kernel's user
-    (AUTOGRADER_KERNEL_USER in `env`), else, with no user named, nothing. Returns the lines to
-    report and the kernel's HOME. Where a user is named and cannot be had, the process never
-    returns: it says why on stderr and exits REFUSED."""
+    (AUTOGRADER_KERNEL_USER in `env`), else, only where AUTOGRADER_UNSANDBOXED asks for it, nothing.
+    Returns the lines to report and the kernel's HOME. Otherwise (a user named that cannot be had,
+    or none named and nothing asked) the process never returns: it says why on stderr and exits
+    REFUSED."""
     job = plan.job or os.getcwd()
     if namespaces_off(env):
         reason = f"namespaces are off ({NO_NAMESPACES_SETTING}=1)"
@@ -266,7 +297,10 @@ def isolate(plan: sandbox.Plan, env: Mapping[str, str], processes: int = 0) -> t
             reason = str(error)
     name = env.get(USER_SETTING, "").strip()
     if not name:
-        return [f"the kernel runs unsandboxed ({reason})"], job
+        if open_allowed(env):
+            return [f"the kernel runs unsandboxed ({reason}; {UNSANDBOXED_SETTING}=1)"], job
+        refuse(f"no namespace sandbox ({reason}), no {USER_SETTING} to run it as, and {UNSANDBOXED_SETTING} "
+               "is not set: it never runs unsandboxed unless asked")
     try:
         home = separate(plan, kernel_user(name), processes)
     except (Refusal, OSError) as error:

@@ -10,7 +10,7 @@ import pytest
 from autograder.authoring import check
 from autograder.batch import grade, session
 from autograder.course.layout import Course
-from autograder.engine import cgroups, execute, sandbox
+from autograder.engine import cgroups, execute, privsep, sandbox
 
 
 def test_kernels_never_see_the_course_the_checkout_home_or_the_output(tmp_path):
@@ -39,6 +39,25 @@ def test_a_session_says_once_what_it_cannot_do_and_cleans_up(fixture_course: Cou
         folder = run.dir
     assert not folder.exists()
     assert lines == ["grading kernels can reach the network (test)"]
+
+
+def test_without_isolation_a_session_refuses_unless_trusted(fixture_course: Course, monkeypatch):
+    """Never the open mode unasked: where kernels would get neither namespaces nor a user of their own,
+    grade's session refuses before it starts anything; check's (trusted: the course's own files)
+    runs them unsandboxed, says so, and asks for it only inside its block."""
+    monkeypatch.setenv(privsep.NO_NAMESPACES_SETTING, "1")
+    monkeypatch.delenv(privsep.USER_SETTING, raising=False)
+    monkeypatch.delenv(privsep.UNSANDBOXED_SETTING, raising=False)
+    with pytest.raises(privsep.Refusal, match=f"unsandboxed.*{privsep.USER_SETTING}.*{privsep.UNSANDBOXED_SETTING}=1"):
+        with session.GradingSession(fixture_course, "grade", warm_kernels=False, warn=lambda line: None):
+            pytest.fail("the session started")
+    lines = []
+    with session.GradingSession(fixture_course, "check", warm_kernels=False, warn=lines.append, trusted=True):
+        assert os.environ[privsep.UNSANDBOXED_SETTING] == "1"  # the workers and the kernels inherit it
+    assert privsep.UNSANDBOXED_SETTING not in os.environ
+    assert any("kernels run unsandboxed" in line for line in lines), lines
+    monkeypatch.setenv(privsep.USER_SETTING, "agk-kernel")  # a user to run them as: the kernel decides
+    assert privsep.open_refusal() is None
 
 
 @pytest.mark.parametrize("module", [check, grade])

@@ -136,6 +136,17 @@ def test_a_named_user_that_does_not_exist_refuses_never_runs_open(tree):
     assert "the kernel refused to run" in got["stderr"] and "no user 'agk-no-such-user'" in got["stderr"]
 
 
+def test_no_user_named_and_nothing_asked_refuses_never_runs_open(tree):
+    """No namespaces and no AUTOGRADER_KERNEL_USER: before, the kernel ran as the grader and read
+    what grading hides; now it refuses unless AUTOGRADER_UNSANDBOXED asks for exactly that."""
+    env = {privsep.NO_NAMESPACES_SETTING: "1"}
+    got = in_child(lambda: {"returned": privsep.isolate(plan_for(tree), env)})
+    assert got["code"] == privsep.REFUSED and "returned" not in got, got
+    assert "the kernel refused to run" in got["stderr"] and privsep.UNSANDBOXED_SETTING in got["stderr"]
+    asked = in_child(lambda: {"returned": privsep.isolate(plan_for(tree), {**env, privsep.UNSANDBOXED_SETTING: "1"})})
+    assert asked["code"] == 0 and "runs unsandboxed" in asked["returned"][0][0], asked
+
+
 def test_without_root_there_is_no_kernel_user(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(privsep.Refusal, match="does not run as root"):
