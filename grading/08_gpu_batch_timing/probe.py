@@ -76,7 +76,7 @@ SLACK = 0.01  # what a real clock may add to STEP on a busy machine, below that 
 # time_train_step's batch sizes: none near STEP / LAUNCH (4), where a reading that did not wait for the device
 # (LAUNCH) equals one divided by the batch size (STEP / batch_size), and the judge could not name the mistake.
 STEP_BATCH_SIZES = (2, 6, 7, 8, 9)
-PROFILE_RUNS = 3  # profile_step runs per step: a right answer must be right in one (a busy machine pauses operators)
+PROFILE_RUNS = 8  # profile_step runs per step at most, until one is right (a busy machine pauses operators)
 PROFILED = ("mm", "addmm", "bmm", "baddbmm", "sort")
 TFLOPS_KINDS = ("float32", "tf32", "bfloat16")
 GPU_MATMUL = (4096, 10)  # on a real GPU: matmul_tflops(4096, float16), against 10 products a window by CUDA events
@@ -897,15 +897,33 @@ def run_amp_train_step(k, inputs, record):
 
 
 def run_profile_step(k, inputs, record):
-    """profile_step on a step that is one product of each kind, and on a sort; on one thread."""
+    """profile_step on a step that is one product of each kind, and on a sort; on one thread. Each step is
+    profiled again, PROFILE_RUNS times at most, until a run is right: a right answer costs one run a step on
+    a quiet machine, and a machine paused long enough inside a small operator, run after run, is rare
+    (3 runs lost a right answer once at load 12: three `make course` at once on two cores)."""
+    want = expected_profile_step(inputs)
     steps = k.given.profiled_steps(int(inputs["profile.inner"]))
     with k.using(k.given.profiling()):
         for name in PROFILED:
             step = steps[name]
             step()
-            runs = [k.answers.profile_step(step) for _ in range(PROFILE_RUNS)]
+            runs = []
+            while len(runs) < PROFILE_RUNS:
+                runs.append(k.answers.profile_step(step))
+                if _fetched_run_is_right(k.fetch(runs[-1]), want, name):
+                    break
             record(f"{name}.busiest", k.value([run[0] for run in runs]))
             record(f"{name}.share", k.value([run[1] for run in runs]))
+
+
+def _fetched_run_is_right(value, want: dict, name: str) -> bool:
+    """Whether one run, as fetched, is right (the judge's own rule, _judge_profile_run): asked here only to
+    know whether to profile again; the verdict is the judge's, over every run recorded."""
+    try:
+        busiest, share = value
+        return _judge_profile_run(str(busiest), float(share), want, name) is None
+    except (TypeError, ValueError):
+        return False
 
 
 def expected_profile_step(inputs) -> dict:
