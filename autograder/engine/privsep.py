@@ -71,7 +71,12 @@ class KernelUser:
 
 def namespaces_off(env: Mapping[str, str] = os.environ) -> bool:
     """Whether AUTOGRADER_NO_NAMESPACES asks to act as a machine without namespaces."""
-    return env.get(NO_NAMESPACES_SETTING, "").strip().lower() not in ("", "0", "false", "no")
+    return _on(env, NO_NAMESPACES_SETTING)
+
+
+def _on(env: Mapping[str, str], name: str) -> bool:
+    """Whether the setting `name` is switched on (anything but empty, 0, false, no)."""
+    return env.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
 
 def namespaces_missing(env: Mapping[str, str] = os.environ) -> str | None:
@@ -85,14 +90,19 @@ def namespaces_missing(env: Mapping[str, str] = os.environ) -> str | None:
 
 def open_allowed(env: Mapping[str, str] = os.environ) -> bool:
     """Whether AUTOGRADER_UNSANDBOXED asks for kernels without isolation where none can be had."""
-    return env.get(UNSANDBOXED_SETTING, "").strip().lower() not in ("", "0", "false", "no")
+    return _on(env, UNSANDBOXED_SETTING)
+
+
+def _open_without_user(env: Mapping[str, str]) -> str | None:
+    """Why kernels would get no namespace sandbox, where no user is named to run them as; else None."""
+    return None if env.get(USER_SETTING, "").strip() else namespaces_missing(env)
 
 
 def open_refusal(env: Mapping[str, str] = os.environ) -> str | None:
     """Why grading must not start here (one paragraph), or None: kernels would get neither the
     namespace sandbox nor a user of their own, and nobody asked for them unsandboxed."""
-    why = namespaces_missing(env)
-    if why is None or env.get(USER_SETTING, "").strip() or open_allowed(env):
+    why = _open_without_user(env)
+    if why is None or open_allowed(env):
         return None
     return (f"kernels would run unsandboxed ({why}): a submission could read the references and "
             "write what the grader can. Grade as root with "
@@ -102,8 +112,8 @@ def open_refusal(env: Mapping[str, str] = os.environ) -> str | None:
 
 def open_warning(env: Mapping[str, str] = os.environ) -> str | None:
     """The line grading says where its kernels run unsandboxed because AUTOGRADER_UNSANDBOXED asks."""
-    why = namespaces_missing(env)
-    if why is None or env.get(USER_SETTING, "").strip() or not open_allowed(env):
+    why = _open_without_user(env)
+    if why is None or not open_allowed(env):
         return None
     return (f"kernels run unsandboxed ({why}), as {UNSANDBOXED_SETTING}=1 asks: a submission can read "
             "and write what the grader can")
